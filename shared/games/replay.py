@@ -84,9 +84,7 @@ def play_local(
     match = game.create_match(seed, config, len(bots))
     recorder = ReplayRecorder(game.name, seed, config, len(bots), match)
     while not match.finished and match.turn < max_turns:
-        actions = [
-            bot(json.loads(json.dumps(match.observation(player)))) for player, bot in enumerate(bots)
-        ]
+        actions = [bot(json.loads(json.dumps(match.observation(player)))) for player, bot in enumerate(bots)]
         recorder.record_turn(actions, [], match.step(actions))
     return recorder.finish(match)
 

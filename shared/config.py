@@ -1,0 +1,89 @@
+"""One Settings object for every service, read from `ARENA_*` environment variables.
+
+Outside development mode the platform refuses to start with the built-in default secret key, so a
+deployment can never run with a key that is published in this repository.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_SECRET_KEY = "arena-development-secret-key-change-me"
+
+
+class InsecureSettingsError(ValueError):
+    pass
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ARENA_", env_file=".env", extra="ignore")
+
+    # Infrastructure
+    database_url: str = "postgresql+psycopg://postgres@127.0.0.1:5432/arena"
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    data_dir: Path = Path(".arena-data")
+
+    # Security
+    secret_key: SecretStr = SecretStr(DEFAULT_SECRET_KEY)
+    """Encrypts bot secrets at rest and peppers API-key hashes."""
+    dev_mode: bool = False
+    """Development mode alone allows bot endpoints on loopback/private addresses and the insecure
+    `process` sandbox backend."""
+    bootstrap_admin_key: SecretStr | None = None
+    """If set, an admin user with this API key is created at start-up (first deployment, demo)."""
+
+    # Match runner
+    turn_timeout_ms: int = Field(default=1000, ge=10, le=60_000)
+    first_turn_timeout_ms: int = Field(default=3000, ge=10, le=60_000)
+    health_timeout_s: float = Field(default=5.0, gt=0)
+    max_consecutive_failures: int = Field(default=10, ge=1)
+    max_response_bytes: int = Field(default=64 * 1024, ge=1024)
+    match_soft_time_limit_s: int = 900
+    match_hard_time_limit_s: int = 960
+    broker_visibility_timeout_s: int = 3600
+    """Longer than any match (hard limit), so Redis never redelivers a match that is still running."""
+    heartbeat_interval_s: float = 2.0
+    stale_match_after_s: float = 30.0
+    """A running match whose heartbeat is older than this is considered abandoned by a dead worker."""
+    max_match_attempts: int = 3
+
+    # Ladder
+    ladder_interval_s: float = 5.0
+    ladder_max_pending: int = 4
+    """The ladder only queues a new match while fewer than this many ladder matches are pending."""
+    reaper_interval_s: float = 30.0
+
+    # Hosted bots
+    sandbox_backend: Literal["bwrap", "process", "docker"] = "bwrap"
+    hosted_code_max_chars: int = Field(default=100_000, ge=100)
+
+    @model_validator(mode="after")
+    def _refuse_default_secret(self) -> Settings:
+        if not self.dev_mode and self.secret_key.get_secret_value() == DEFAULT_SECRET_KEY:
+            raise InsecureSettingsError(
+                "ARENA_SECRET_KEY is the built-in default; set a secret key or ARENA_DEV_MODE=1"
+            )
+        if not self.dev_mode and self.sandbox_backend == "process":
+            raise InsecureSettingsError("the 'process' sandbox backend is only allowed with ARENA_DEV_MODE=1")
+        if self.match_hard_time_limit_s <= self.match_soft_time_limit_s:
+            raise ValueError("match_hard_time_limit_s must exceed match_soft_time_limit_s")
+        if self.broker_visibility_timeout_s <= self.match_hard_time_limit_s:
+            raise ValueError("broker_visibility_timeout_s must exceed match_hard_time_limit_s")
+        return self
+
+    def fernet_key(self) -> bytes:
+        """A Fernet key derived from the secret key (so one setting rules all at-rest encryption)."""
+        digest = hashlib.sha256(b"arena-bot-secrets:" + self.secret_key.get_secret_value().encode()).digest()
+        return base64.urlsafe_b64encode(digest)
+
+
+@cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,228 @@
+"""The database of users, bots, versions, matches, results, ratings and replays.
+
+The schema changes only through Alembic migrations (migrations/); a test checks that these models
+and the migrations agree.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {dict[str, Any]: JSONB, list[Any]: JSONB}
+
+
+def _uuid() -> uuid.UUID:
+    return uuid.uuid4()
+
+
+class TimestampMixin:
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class User(TimestampMixin, Base):
+    __tablename__ = "users"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[str] = mapped_column(String(16), default="user")
+    """"user" or "admin"."""
+
+    api_keys: Mapped[list[ApiKey]] = relationship(back_populates="user", cascade="all, delete-orphan")
+    bots: Mapped[list[Bot]] = relationship(back_populates="owner")
+
+
+class ApiKey(TimestampMixin, Base):
+    """API keys are stored hashed; the plain key is shown once, when created."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    prefix: Mapped[str] = mapped_column(String(16), index=True)
+    """The first characters of the key, to find it without storing it."""
+    key_hash: Mapped[str] = mapped_column(String(128), unique=True)
+    name: Mapped[str] = mapped_column(String(64), default="default")
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    user: Mapped[User] = relationship(back_populates="api_keys")
+
+
+class Bot(TimestampMixin, Base):
+    __tablename__ = "bots"
+    __table_args__ = (UniqueConstraint("game", "name", name="uq_bots_game_name"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
+    owner_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(64))
+    game: Mapped[str] = mapped_column(String(32), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    """"http" (an endpoint somebody runs) or "hosted" (Python code run in a sandbox)."""
+    origin: Mapped[str] = mapped_column(String(16), default="human")
+    """Where it came from: "human", "evolver", "trainer", "builtin"."""
+    endpoint: Mapped[str | None] = mapped_column(String(2048))
+    secret_encrypted: Mapped[bytes] = mapped_column(LargeBinary)
+    """The per-bot signing secret, Fernet-encrypted with a key derived from ARENA_SECRET_KEY."""
+    status: Mapped[str] = mapped_column(String(16), default="active", index=True)
+    """"active" (plays on the ladder), "inactive" (deactivated by its owner or an admin)."""
+    current_version_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("bot_versions.id", use_alter=True, ondelete="SET NULL")
+    )
+    last_match_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+    owner: Mapped[User] = relationship(back_populates="bots")
+    versions: Mapped[list[BotVersion]] = relationship(
+        back_populates="bot", foreign_keys="BotVersion.bot_id", order_by="BotVersion.number"
+    )
+    current_version: Mapped[BotVersion | None] = relationship(foreign_keys=[current_version_id])
+
+
+class BotVersion(TimestampMixin, Base):
+    """An immutable version of a bot: hosted code, or a snapshot of an HTTP bot's registration."""
+
+    __tablename__ = "bot_versions"
+    __table_args__ = (UniqueConstraint("bot_id", "number", name="uq_bot_versions_bot_number"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
+    bot_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    source: Mapped[str | None] = mapped_column(Text)
+    contract: Mapped[str | None] = mapped_column(String(16))
+    """For hosted bots: "decide" (a module with decide()) or "codingame" (a stdin/stdout script)."""
+    source_sha256: Mapped[str | None] = mapped_column(String(64))
+    notes: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """Free-form provenance, e.g. the evolver's run and parent, or the trainer's checkpoint."""
+
+    bot: Mapped[Bot] = relationship(back_populates="versions", foreign_keys=[bot_id])
+
+
+class Match(TimestampMixin, Base):
+    __tablename__ = "matches"
+    __table_args__ = (Index("ix_matches_status_heartbeat", "status", "heartbeat_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
+    game: Mapped[str] = mapped_column(String(32), index=True)
+    kind: Mapped[str] = mapped_column(String(16), default="challenge")
+    """"ladder", "challenge" or "evaluation" (evolver); evaluation matches are not rated."""
+    rated: Mapped[bool] = mapped_column(Boolean, default=True)
+    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    """"queued" -> "running" -> "finished" | "failed" | "cancelled"."""
+    seed: Mapped[int] = mapped_column(BigInteger)
+    config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    requested_by_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    worker: Mapped[str | None] = mapped_column(String(255))
+    queued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    turns: Mapped[int | None] = mapped_column(Integer)
+    end_reason: Mapped[str | None] = mapped_column(String(32))
+    error: Mapped[str | None] = mapped_column(Text)
+
+    participants: Mapped[list[MatchParticipant]] = relationship(
+        back_populates="match", order_by="MatchParticipant.slot", cascade="all, delete-orphan"
+    )
+    replay: Mapped[Replay | None] = relationship(back_populates="match", cascade="all, delete-orphan")
+
+
+class MatchParticipant(Base):
+    __tablename__ = "match_participants"
+    __table_args__ = (UniqueConstraint("match_id", "slot", name="uq_match_participants_match_slot"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
+    match_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), index=True)
+    slot: Mapped[int] = mapped_column(Integer)
+    bot_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), index=True)
+    bot_version_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("bot_versions.id", ondelete="SET NULL")
+    )
+    rank: Mapped[int | None] = mapped_column(Integer)
+    score: Mapped[float | None] = mapped_column(Float)
+    metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """Game metrics (kills, checkpoints, invalid_actions...)."""
+    mu_before: Mapped[float | None] = mapped_column(Float)
+    sigma_before: Mapped[float | None] = mapped_column(Float)
+    mu_after: Mapped[float | None] = mapped_column(Float)
+    sigma_after: Mapped[float | None] = mapped_column(Float)
+    errors: Mapped[int] = mapped_column(Integer, default=0)
+    timeouts: Mapped[int] = mapped_column(Integer, default=0)
+    forfeited: Mapped[bool] = mapped_column(Boolean, default=False)
+    latency_p50_ms: Mapped[float | None] = mapped_column(Float)
+    latency_p99_ms: Mapped[float | None] = mapped_column(Float)
+    error_samples: Mapped[list[Any]] = mapped_column(default=list)
+    """A few of the bot's errors, for its owner to debug (never secrets)."""
+
+    match: Mapped[Match] = relationship(back_populates="participants")
+    bot: Mapped[Bot] = relationship()
+
+
+class Rating(Base):
+    """A bot's OpenSkill (Plackett-Luce) rating in its game; the leaderboard sorts by mu - 3 sigma."""
+
+    __tablename__ = "ratings"
+
+    bot_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), primary_key=True)
+    game: Mapped[str] = mapped_column(String(32), index=True)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    ordinal: Mapped[float] = mapped_column(Float, index=True)
+    matches_played: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    draws: Mapped[int] = mapped_column(Integer, default=0)
+    losses: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+    bot: Mapped[Bot] = relationship()
+
+
+class Replay(Base):
+    """A match's replay, gzip-compressed JSON (see shared.games.replay)."""
+
+    __tablename__ = "replays"
+
+    match_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    frames: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    match: Mapped[Match] = relationship(back_populates="replay")
