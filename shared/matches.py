@@ -1,0 +1,82 @@
+"""Creating and queueing matches. Used by the gateway (challenges), the ladder and the evolver."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from shared.db.models import Bot, Match, MatchParticipant
+from shared.games.registry import UnknownGameError, get_game
+from shared.queue import TASK_PLAY_MATCH, celery_app
+
+
+class MatchRequestError(ValueError):
+    """A match cannot be created as asked; the message says why (shown to API users)."""
+
+    def __init__(self, message: str, status_code: int = 400) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+def create_match(
+    session: Session,
+    *,
+    game: str,
+    bot_ids: Sequence[uuid.UUID],
+    kind: str = "challenge",
+    rated: bool = True,
+    seed: int | None = None,
+    config: dict[str, Any] | None = None,
+    requested_by_id: uuid.UUID | None = None,
+) -> Match:
+    """Insert a queued match with one participant per bot, in slot order. Does not commit."""
+    try:
+        game_impl = get_game(game)
+    except UnknownGameError as exc:
+        raise MatchRequestError(str(exc.args[0])) from None
+    if not game_impl.min_players <= len(bot_ids) <= game_impl.max_players:
+        raise MatchRequestError(
+            f"{game} needs {game_impl.min_players}..{game_impl.max_players} bots, got {len(bot_ids)}"
+        )
+    if len(set(bot_ids)) != len(bot_ids):
+        raise MatchRequestError("a bot cannot play against itself")
+    try:
+        parsed = game_impl.parse_config(config)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise MatchRequestError(f"invalid {game} config: {problems}", 422) from None
+    bots = {bot.id: bot for bot in session.scalars(select(Bot).where(Bot.id.in_(bot_ids)))}
+    for bot_id in bot_ids:
+        bot = bots.get(bot_id)
+        if bot is None:
+            raise MatchRequestError(f"bot {bot_id} does not exist", 404)
+        if bot.game != game:
+            raise MatchRequestError(f"bot {bot.name!r} plays {bot.game}, not {game}")
+        if bot.status != "active":
+            raise MatchRequestError(f"bot {bot.name!r} is {bot.status}", 409)
+    match = Match(
+        game=game,
+        kind=kind,
+        rated=rated,
+        seed=seed if seed is not None else secrets.randbits(53),
+        config=parsed.model_dump(mode="json", exclude_defaults=True),
+        requested_by_id=requested_by_id,
+        participants=[
+            MatchParticipant(slot=slot, bot_id=bot_id, bot_version_id=bots[bot_id].current_version_id)
+            for slot, bot_id in enumerate(bot_ids)
+        ],
+    )
+    session.add(match)
+    session.flush()
+    return match
+
+
+def enqueue_match(match_id: uuid.UUID) -> None:
+    """Send the match to the `matches` queue. Call after the match row is committed."""
+    celery_app.send_task(TASK_PLAY_MATCH, args=[str(match_id)])

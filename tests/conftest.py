@@ -1,0 +1,207 @@
+"""Test fixtures against real services: a fresh PostgreSQL database migrated with Alembic, a Redis
+database of its own, and helpers that run real processes (uvicorn, celery workers, bots).
+
+The environment is set before anything imports `shared.config`, so every process the tests start
+inherits the same settings.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+import redis
+
+ROOT = Path(__file__).resolve().parent.parent
+_RUN_ID = f"{os.getpid()}_{secrets.token_hex(3)}"
+ADMIN_URL = os.environ.get("ARENA_TEST_PG_ADMIN", "postgresql://postgres@127.0.0.1:5432/postgres")
+TEST_DB_NAME = f"arena_test_{_RUN_ID}"
+TEST_DATABASE_URL = f"postgresql+psycopg://postgres@127.0.0.1:5432/{TEST_DB_NAME}"
+TEST_REDIS_DB = int(os.environ.get("ARENA_TEST_REDIS_DB", "9"))
+TEST_REDIS_URL = f"redis://127.0.0.1:6379/{TEST_REDIS_DB}"
+TEST_SECRET_KEY = "test-secret-key-" + secrets.token_hex(16)
+
+os.environ.update(
+    {
+        "ARENA_DATABASE_URL": TEST_DATABASE_URL,
+        "ARENA_REDIS_URL": TEST_REDIS_URL,
+        "ARENA_SECRET_KEY": TEST_SECRET_KEY,
+        "ARENA_DEV_MODE": "1",
+        "ARENA_DATA_DIR": str(ROOT / ".arena-data" / f"test_{_RUN_ID}"),
+    }
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _pg_available() -> bool:
+    try:
+        with psycopg.connect(ADMIN_URL, connect_timeout=3):
+            return True
+    except psycopg.OperationalError:
+        return False
+
+
+def migrate(url: str, revision: str = "head", direction: str = "upgrade") -> None:
+    """Run Alembic in-process against `url`."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config(str(ROOT / "alembic.ini"))
+    config.attributes["url"] = url
+    config.attributes["configure_logger"] = False
+    getattr(command, direction)(config, revision)
+
+
+def create_database(name: str) -> str:
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+
+
+def drop_database(name: str) -> None:
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def database_url() -> Iterator[str]:
+    """A fresh database for this test run, migrated to head with Alembic."""
+    if not _pg_available():
+        pytest.fail(f"PostgreSQL is not reachable at {ADMIN_URL}; start it (see README) and retry")
+    create_database(TEST_DB_NAME)
+    migrate(TEST_DATABASE_URL)
+    yield TEST_DATABASE_URL
+    from shared.db.session import get_engine
+
+    get_engine().dispose()
+    drop_database(TEST_DB_NAME)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    client = redis.Redis.from_url(TEST_REDIS_URL)
+    try:
+        client.ping()
+    except redis.ConnectionError:
+        pytest.fail("Redis is not reachable at 127.0.0.1:6379; start it (see README) and retry")
+    client.flushdb()
+    yield TEST_REDIS_URL
+    client.flushdb()
+
+
+@pytest.fixture()
+def db_session(database_url: str):  # type: ignore[no-untyped-def]
+    from shared.db.session import get_sessionmaker
+
+    session = get_sessionmaker()()
+    try:
+        yield session
+    finally:
+        session.rollback()
+        session.close()
+
+
+class ManagedProcess:
+    """A real child process in its own process group; always killed (with its children) on exit."""
+
+    def __init__(
+        self, args: list[str], name: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+    ) -> None:
+        self.name = name
+        self.log_path = Path(os.environ["ARENA_DATA_DIR"]) / "logs" / f"{name}-{secrets.token_hex(3)}.log"
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            args,
+            cwd=cwd,
+            env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"},
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def wait_until(self, check: Callable[[], bool], timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.alive():
+                raise RuntimeError(
+                    f"{self.name} exited with {self.proc.returncode} before {what}:\n{self.log()}"
+                )
+            try:
+                if check():
+                    return
+            except Exception:
+                pass
+            time.sleep(0.1)
+        raise TimeoutError(f"{self.name}: {what} not reached in {timeout}s:\n{self.log()[-4000:]}")
+
+    def wait_http(self, url: str, timeout: float = 30.0) -> None:
+        self.wait_until(lambda: httpx.get(url, timeout=2).status_code < 500, timeout, f"{url} answering")
+
+    def wait_log(self, needle: str, timeout: float = 30.0) -> None:
+        self.wait_until(lambda: needle in self.log(), timeout, f"log line {needle!r}")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def stop(self) -> None:
+        if self.alive():
+            self.kill(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill(signal.SIGKILL)
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        self._log.close()
+
+
+@pytest.fixture()
+def spawn() -> Iterator[Callable[..., ManagedProcess]]:
+    """Start real processes that are torn down after the test, whatever happens."""
+    started: list[ManagedProcess] = []
+
+    def _spawn(args: list[str], name: str, env: dict[str, str] | None = None) -> ManagedProcess:
+        process = ManagedProcess(args, name, env)
+        started.append(process)
+        return process
+
+    yield _spawn
+    for process in reversed(started):
+        process.stop()
+
+
+PYTHON = sys.executable
