@@ -7,6 +7,7 @@ inherits the same settings.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
@@ -169,23 +170,17 @@ class ManagedProcess:
         self.wait_until(lambda: needle in self.log(), timeout, f"log line {needle!r}")
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, sig)
-        except ProcessLookupError:
-            pass
 
     def stop(self) -> None:
         if self.alive():
             self.kill(signal.SIGTERM)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
         self.kill(signal.SIGKILL)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
         self._log.close()
 
 
