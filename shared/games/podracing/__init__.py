@@ -1,0 +1,1 @@
+"""Podracing: CodinGame's Mad Pod Racing rules, a reference engine, the Game adapter and bots."""
