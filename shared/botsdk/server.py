@@ -1,0 +1,239 @@
+"""The bot side of protocol v1: a small threaded HTTP/1.1 server. Standard library only, because
+it also runs inside the hosted-bot sandbox.
+
+The server never crashes on bad input: malformed requests get 400, unsigned or stale ones 401, and
+an exception in the author's code becomes a 500 with a short message (the runner then plays the
+game's default action for that turn).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import socketserver
+import sys
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+
+from shared.protocol import signing
+
+PROTOCOL_VERSION = 1
+MAX_BODY_BYTES = 1_000_000
+KEEPALIVE_IDLE_S = 60.0
+
+DecideFn = Callable[[Any], Any]
+InitFn = Callable[[dict[str, Any]], Any]
+
+
+class BotApp:
+    """Protocol logic without the transport: verify, parse, call the author's code, shape answers.
+
+    Calls to `init` and `decide` are serialised by a lock, so authors can keep plain module state
+    even though connections are served on several threads.
+    """
+
+    def __init__(
+        self,
+        decide: DecideFn,
+        *,
+        secret: str,
+        init: InitFn | None = None,
+        tolerance_s: int = signing.DEFAULT_TOLERANCE_S,
+    ) -> None:
+        signing.Signer(secret)  # validates the secret now rather than on the first request
+        self._decide = decide
+        self._init = init
+        self._secret = secret
+        self._tolerance_s = tolerance_s
+        self._initialised = init is None
+        self._lock = threading.Lock()
+
+    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
+        route = path.split("?", 1)[0]
+        if route not in ("/health", "/turn"):
+            return 404, {"error": "not found"}
+        expected = "GET" if route == "/health" else "POST"
+        if method != expected:
+            return 405, {"error": f"{route} expects {expected}"}
+        try:
+            signing.verify(self._secret, headers, body, tolerance_s=self._tolerance_s)
+        except signing.SignatureError as exc:
+            return 401, {"error": f"bad signature: {exc}"}
+        if route == "/health":
+            return 200, {"status": "ok"}
+        return self._turn(body)
+
+    def _turn(self, body: bytes) -> tuple[int, Any]:
+        try:
+            request = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return 400, {"error": "body is not JSON"}
+        if not isinstance(request, dict) or "observation" not in request:
+            return 400, {"error": "body must be an object with an 'observation'"}
+        if request.get("protocol") != PROTOCOL_VERSION:
+            return 400, {"error": f"unsupported protocol {request.get('protocol')!r}"}
+        with self._lock:
+            try:
+                if not self._initialised and self._init is not None:
+                    self._init(
+                        {
+                            "game": request.get("game"),
+                            "player": request.get("player"),
+                            "match_id": request.get("match_id"),
+                        }
+                    )
+                    self._initialised = True
+                action = self._decide(request["observation"])
+                json.dumps(action)
+            except Exception as exc:  # the author's code may raise anything
+                return 500, {"error": _short_error(exc)}
+        return 200, {"action": action}
+
+
+def _short_error(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "arena-botsdk/1"
+    sys_version = ""
+    timeout = KEEPALIVE_IDLE_S
+    app: BotApp
+
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    def do_POST(self) -> None:
+        self._dispatch()
+
+    def do_PUT(self) -> None:
+        self._dispatch()
+
+    def do_DELETE(self) -> None:
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        try:
+            body = self._read_body()
+            if body is None:
+                return
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            status, payload = self.app.handle(self.command, self.path, headers, body)
+        except Exception as exc:  # never let one request take the server down
+            status, payload = 500, {"error": _short_error(exc)}
+        self._send(status, payload)
+
+    def _read_body(self) -> bytes | None:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            self._send(411, {"error": "chunked bodies are not supported; send Content-Length"})
+            self.close_connection = True
+            return None
+        raw = self.headers.get("Content-Length", "0") or "0"
+        try:
+            length = int(raw)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self._send(400, {"error": "bad Content-Length"})
+            self.close_connection = True
+            return None
+        if length > MAX_BODY_BYTES:
+            self._send(413, {"error": "body too large"})
+            self.close_connection = True
+            return None
+        return self.rfile.read(length) if length else b""
+
+    def _send(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload, separators=(",", ":")).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            self.close_connection = True
+
+    def setup(self) -> None:
+        if isinstance(self.server, TCPBotServer):
+            # Headers and body are separate writes: without this, Nagle's algorithm and delayed
+            # ACKs add tens of milliseconds to some answers over TCP.
+            self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super().setup()
+
+    def address_string(self) -> str:
+        return str(self.client_address[0]) if self.client_address else "unix"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if os.environ.get("ARENA_BOTSDK_VERBOSE"):
+            sys.stderr.write("botsdk: " + (format % args) + "\n")
+
+
+class _QuietErrors:
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A broken connection is the client's problem; keep the log readable."""
+        if os.environ.get("ARENA_BOTSDK_VERBOSE"):
+            super().handle_error(request, client_address)  # type: ignore[misc]
+
+
+class TCPBotServer(_QuietErrors, socketserver.ThreadingMixIn, HTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+
+
+class UnixBotServer(_QuietErrors, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def server_bind(self) -> None:
+        path = str(self.server_address)
+        if os.path.exists(path):
+            os.unlink(path)
+        super().server_bind()
+
+
+def make_server(
+    decide: DecideFn,
+    *,
+    secret: str,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    unix_socket: str | None = None,
+    init: InitFn | None = None,
+) -> socketserver.BaseServer:
+    """Build (and bind) a server without serving yet; `serve_forever()` or a thread runs it."""
+    if (port is None) == (unix_socket is None):
+        raise ValueError("give exactly one of port= or unix_socket=")
+    app = BotApp(decide, secret=secret, init=init)
+    handler = type("BotHandler", (_Handler,), {"app": app})
+    if unix_socket is not None:
+        return UnixBotServer(unix_socket, handler)
+    return TCPBotServer((host, port or 0), handler)
+
+
+def serve(
+    decide: DecideFn,
+    *,
+    secret: str,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    unix_socket: str | None = None,
+    init: InitFn | None = None,
+    ready: Callable[[socketserver.BaseServer], Any] | None = None,
+) -> None:
+    """Serve the bot protocol until interrupted. `ready(server)` runs once the socket is bound."""
+    server = make_server(decide, secret=secret, host=host, port=port, unix_socket=unix_socket, init=init)
+    if ready is not None:
+        ready(server)
+    try:
+        server.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -1,0 +1,536 @@
+"""Starting, watching and killing hosted bots.
+
+`SandboxedBot` is what the match runner holds: it starts the in-sandbox runner under a backend,
+waits (bounded) until the bot's Unix socket is served, and always tears the whole process tree
+down. Backends:
+  bwrap    bubblewrap: user, PID, network, mount, IPC and UTS namespaces; only the interpreter,
+           its stdlib, the runner's files and the bot's code are visible, all read-only; a private
+           size-capped /tmp; an empty environment; an unprivileged uid; rlimits. The boundary.
+  process  a plain subprocess with rlimits and an empty environment, for development machines
+           without bubblewrap. INSECURE: refused unless development mode is on.
+A bot that fails to start or dies later is never an exception for the caller: its socket just
+stops answering, exactly like a failing HTTP bot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from shared.sandbox.limits import SandboxLimits
+from shared.sandbox.runtime import game_adapter_exists, resolve_runtime, staged_code_dir
+
+log = logging.getLogger(__name__)
+
+CONTRACTS = ("decide", "codingame")
+SANDBOX_UID = 65534
+SANDBOX_GID = 65534
+_LOG_TAIL_BYTES = 4000
+
+
+class SandboxError(RuntimeError):
+    """The platform cannot start sandboxes as asked (missing bubblewrap, refused backend...)."""
+
+
+class Backend:
+    """How to launch the in-sandbox runner. Subclasses give the command and where paths live."""
+
+    name = "abstract"
+    secure = False
+    uses_info_fd = False
+
+    def __init__(self, *, uid: int = SANDBOX_UID, gid: int = SANDBOX_GID) -> None:
+        self.uid = uid
+        self.gid = gid
+        self.drops_privileges = os.geteuid() == 0
+
+    def command(
+        self, work: Path, limits: SandboxLimits, info_fd: int
+    ) -> tuple[list[str], dict[str, str], str]:
+        """argv, the in-sandbox paths the runner must use ({"code", "socket"}), and the cwd."""
+        raise NotImplementedError
+
+    def host_socket(self, work: Path, info: dict[str, Any]) -> str:
+        """Where the host reaches the bot's socket, once the sandbox is up."""
+        return str(work / "run" / "bot.sock")
+
+
+class BwrapBackend(Backend):
+    name = "bwrap"
+    secure = True
+    uses_info_fd = True
+
+    def __init__(self, *, uid: int = SANDBOX_UID, gid: int = SANDBOX_GID) -> None:
+        super().__init__(uid=uid, gid=gid)
+        found = shutil.which("bwrap")
+        if found is None:
+            raise SandboxError("bubblewrap (bwrap) is not installed; hosted bots cannot run securely")
+        self.bwrap = found
+
+    def command(
+        self, work: Path, limits: SandboxLimits, info_fd: int
+    ) -> tuple[list[str], dict[str, str], str]:
+        runtime = resolve_runtime(drops_privileges=self.drops_privileges)
+        argv = [
+            self.bwrap,
+            "--info-fd",
+            str(info_fd),
+            "--unshare-all",
+            "--unshare-user",
+            "--disable-userns",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--clearenv",
+            "--setenv",
+            "PATH",
+            "/usr/bin:/bin",
+            "--setenv",
+            "LANG",
+            "C.UTF-8",
+            "--setenv",
+            "HOME",
+            "/tmp",
+            "--setenv",
+            "PYTHONDONTWRITEBYTECODE",
+            "1",
+            "--uid",
+            str(self.uid),
+            "--gid",
+            str(self.gid),
+            "--hostname",
+            "sandbox",
+        ]
+        for path in runtime.binds:
+            argv += ["--ro-bind", path, path]
+        for path in runtime.hidden:
+            argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
+        for link, target in (("/lib", "usr/lib"), ("/lib64", "usr/lib64")):
+            if os.path.islink(link):
+                argv += ["--symlink", os.readlink(link), link]
+            elif os.path.isdir(link):
+                argv += ["--ro-bind", link, link]
+            else:
+                argv += ["--symlink", target, link]
+        argv += [
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--remount-ro",
+            "/dev",
+            "--perms",
+            "1777",
+            "--size",
+            str(limits.tmp_size_mb * 1024 * 1024),
+            "--tmpfs",
+            "/tmp",
+            "--ro-bind",
+            staged_code_dir(),
+            "/arena",
+            "--ro-bind",
+            str(work / "code" / "bot.py"),
+            "/bot/bot.py",
+            "--remount-ro",
+            "/",
+            "--chdir",
+            "/tmp",
+            "--",
+            runtime.executable,
+            "-I",
+            "-S",
+            "-B",
+            "/arena/hosted_runner.py",
+        ]
+        return argv, {"code": "/bot/bot.py", "socket": "/tmp/bot.sock"}, "/"
+
+    def host_socket(self, work: Path, info: dict[str, Any]) -> str:
+        """The socket lives in the sandbox's own capped /tmp, so nothing of the host is writable;
+        the host reaches it through the sandbox's root as /proc shows it."""
+        return f"/proc/{int(info['child-pid'])}/root/tmp/bot.sock"
+
+
+class ProcessBackend(Backend):
+    name = "process"
+    secure = False
+
+    def __init__(self, *, dev_mode: bool, uid: int = SANDBOX_UID, gid: int = SANDBOX_GID) -> None:
+        if not dev_mode:
+            raise SandboxError(
+                "the 'process' backend has no isolation and is refused outside development mode"
+            )
+        super().__init__(uid=uid, gid=gid)
+        log.warning(
+            "INSECURE: hosted bots run as plain processes (no namespaces, no filesystem isolation); "
+            "use only for development with code you trust"
+        )
+
+    def command(
+        self, work: Path, limits: SandboxLimits, info_fd: int
+    ) -> tuple[list[str], dict[str, str], str]:
+        runtime = resolve_runtime(drops_privileges=self.drops_privileges)
+        runner = os.path.join(staged_code_dir(), "hosted_runner.py")
+        argv = [runtime.executable, "-I", "-S", "-B", runner]
+        return argv, {"code": str(work / "code" / "bot.py"), "socket": self.host_socket(work, {})}, str(work)
+
+
+def make_backend(name: str, *, dev_mode: bool = False) -> Backend:
+    if name == "bwrap":
+        return BwrapBackend()
+    if name == "process":
+        return ProcessBackend(dev_mode=dev_mode)
+    raise SandboxError(f"unknown sandbox backend {name!r} (use 'bwrap' or 'process')")
+
+
+class _Resources:
+    """Everything that must be released, kept apart from the bot so a finalizer can release it."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.timer: threading.Timer | None = None
+        self.work: Path | None = None
+        self.log_file: Any = None
+        self.init_pidfd: int | None = None
+        """A pidfd on the sandbox's own init (PID 1 inside): killing it takes down the namespace."""
+
+    def kill(self) -> None:
+        """Kill the sandbox's init first (the kernel then kills every process in its PID namespace,
+        forked or not), let bubblewrap reap it and exit, and SIGKILL bubblewrap's group if it lingers."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        had_init = self.init_pidfd is not None
+        if self.init_pidfd is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self.init_pidfd, signal.SIGKILL)
+                select.select([self.init_pidfd], [], [], 5.0)
+            os.close(self.init_pidfd)
+            self.init_pidfd = None
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            return
+        if had_init:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=0.5)
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                log.error("sandbox process %s did not exit after SIGKILL", proc.pid)
+
+    def release(self) -> None:
+        self.kill()
+        if self.log_file is not None:
+            self.log_file.close()
+            self.log_file = None
+        if self.work is not None:
+            shutil.rmtree(self.work, ignore_errors=True)
+            self.work = None
+
+
+class SandboxedBot:
+    """One hosted bot. Use as a context manager, or call start() and close() yourself.
+
+    After start() the runner talks to `socket_path` (httpx.AsyncHTTPTransport(uds=socket_path))
+    exactly as it would to an HTTP bot; if the bot failed to start or died, requests fail with
+    connection errors and `start_error` / `log_tail()` say why.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        *,
+        secret: str,
+        contract: str = "decide",
+        game: str | None = None,
+        limits: SandboxLimits | None = None,
+        backend: str | Backend = "bwrap",
+        dev_mode: bool = False,
+    ) -> None:
+        if contract not in CONTRACTS:
+            raise SandboxError(f"unknown contract {contract!r}; expected one of {CONTRACTS}")
+        if contract == "codingame" and (game is None or not game_adapter_exists(game)):
+            raise SandboxError(f"no CodinGame text adapter for game {game!r}")
+        self.source = source
+        self.secret = secret
+        self.contract = contract
+        self.game = game
+        self.limits = limits or SandboxLimits()
+        self.backend = backend if isinstance(backend, Backend) else make_backend(backend, dev_mode=dev_mode)
+        self.start_error: str | None = None
+        self.started_at: float | None = None
+        self._res = _Resources()
+        self._finalizer = weakref.finalize(self, self._res.release)
+        self._socket_path: str | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> bool:
+        """Start the sandbox and wait until it serves; True if ready. Never raises for bot faults."""
+        if self._res.proc is not None:
+            raise SandboxError("already started; use restart()")
+        self._socket_path = None
+        work = Path(tempfile.mkdtemp(prefix="arena-bot-"))
+        self._res.work = work
+        (work / "code").mkdir()
+        (work / "run").mkdir(mode=0o700)
+        (work / "code" / "bot.py").write_text(self.source, encoding="utf-8")
+        os.chmod(work / "code", 0o755)
+        os.chmod(work / "code" / "bot.py", 0o444)
+        if self.backend.drops_privileges:
+            os.chmod(work, 0o711)
+            os.chown(work / "run", self.backend.uid, self.backend.gid)
+        if self.contract == "codingame" and self.game:
+            staged_code_dir((self.game,))
+        ready_r, ready_w = os.pipe()
+        info_r, info_w = os.pipe()
+        argv, inside, cwd = self.backend.command(work, self.limits, info_w)
+        self._res.log_file = open(work / "bot.log", "wb")  # noqa: SIM115 - closed by _Resources
+        config = {
+            "secret": self.secret,
+            "contract": self.contract,
+            "game": self.game,
+            "code_path": inside["code"],
+            "socket": inside["socket"],
+            "ready_fd": ready_w,
+            "limits": self.limits.rlimits(),
+        }
+        self.started_at = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=self._res.log_file,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                pass_fds=(ready_w, info_w) if self.backend.uses_info_fd else (ready_w,),
+                start_new_session=True,
+                preexec_fn=_host_rlimits(self.limits),
+                **_drop_kwargs(self.backend),
+            )
+        except OSError as exc:
+            for fd in (ready_r, ready_w, info_r, info_w):
+                os.close(fd)
+            raise SandboxError(f"cannot launch the sandbox: {exc}") from exc
+        os.close(ready_w)
+        os.close(info_w)
+        self._res.proc = proc
+        self.arm_wall_clock()
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps(config).encode())
+            proc.stdin.close()
+        except OSError:
+            pass
+        ok = _wait_ready(ready_r, self.limits.start_timeout_s)
+        os.close(ready_r)
+        info = _read_info(info_r) if ok and self.backend.uses_info_fd else {}
+        os.close(info_r)
+        if ok:
+            try:
+                self._socket_path = self.backend.host_socket(work, info)
+            except (KeyError, ValueError):
+                ok = False
+        if "child-pid" in info:
+            with contextlib.suppress(OSError, ValueError):
+                self._res.init_pidfd = os.pidfd_open(int(info["child-pid"]))
+        if self._socket_path is None:
+            self._socket_path = str(work / "run" / "unavailable.sock")
+        if not ok:
+            self._res.kill()
+            self.start_error = "the bot did not start: " + (self.log_tail() or "no output")
+        return ok
+
+    def arm_wall_clock(self) -> None:
+        """(Re)start the wall-clock budget; a warm pool calls it when it hands a sandbox out."""
+        if self._res.timer is not None:
+            self._res.timer.cancel()
+        self._res.timer = threading.Timer(self.limits.wall_clock_s, self._res.kill)
+        self._res.timer.daemon = True
+        self._res.timer.start()
+
+    def kill(self) -> None:
+        """Kill the whole sandbox now (the runner's hook for a bot it gives up on)."""
+        self._res.kill()
+
+    def restart(self) -> bool:
+        """Kill and start a fresh sandbox with the same code; True if it serves again."""
+        self._res.release()
+        self._res = _Resources()
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, self._res.release)
+        self.start_error = None
+        return self.start()
+
+    def close(self) -> None:
+        """Kill everything the bot started and delete its files. Safe to call twice."""
+        self._finalizer()
+
+    def __enter__(self) -> SandboxedBot:
+        if self._res.proc is None:
+            self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- state -----------------------------------------------------------------------------
+
+    @property
+    def socket_path(self) -> str:
+        if self._socket_path is None:
+            raise SandboxError("not started")
+        return self._socket_path
+
+    @property
+    def secure(self) -> bool:
+        return self.backend.secure
+
+    @property
+    def alive(self) -> bool:
+        return self._res.proc is not None and self._res.proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._res.proc.pid if self._res.proc is not None else None
+
+    def transport(self) -> Any:
+        """A sync httpx transport to this bot. No TLS over a local socket, so verify=False: building
+        the default certificate context costs ~100 ms per transport, most of a cold start."""
+        import httpx
+
+        return httpx.HTTPTransport(uds=self.socket_path, verify=False, retries=0)
+
+    def async_transport(self) -> Any:
+        """The async httpx transport the match runner uses for this bot (see transport())."""
+        import httpx
+
+        return httpx.AsyncHTTPTransport(uds=self.socket_path, verify=False, retries=0)
+
+    def health(self, timeout_s: float = 1.0) -> bool:
+        """A signed GET /health over the socket: True if the bot answers {"status": "ok"}."""
+        if not self.alive:
+            return False
+        import httpx
+
+        from shared.protocol.signing import Signer
+
+        headers = Signer(self.secret).headers(f"health-{uuid.uuid4().hex}", b"")
+        try:
+            with httpx.Client(transport=self.transport(), timeout=timeout_s) as c:
+                response = c.get("http://bot/health", headers=headers)
+            return response.status_code == 200 and response.json().get("status") == "ok"
+        except (httpx.HTTPError, OSError, ValueError):
+            return False
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend.name,
+            "secure": self.secure,
+            "alive": self.alive,
+            "pid": self.pid,
+            "start_error": self.start_error,
+        }
+
+    def log_tail(self, limit: int = _LOG_TAIL_BYTES) -> str:
+        """The end of what the bot printed (stdout and stderr), for the author's error page."""
+        work = self._res.work
+        if work is None or not (work / "bot.log").exists():
+            return ""
+        data = (work / "bot.log").read_bytes()[-limit:]
+        return data.decode("utf-8", "replace").strip()
+
+
+def start_bot(
+    source: str,
+    *,
+    secret: str,
+    contract: str = "decide",
+    game: str | None = None,
+    limits: SandboxLimits | None = None,
+    backend: str = "bwrap",
+    dev_mode: bool = False,
+) -> SandboxedBot:
+    """Create and start a hosted bot; check `.start_error` (or just let its turns fail)."""
+    bot = SandboxedBot(
+        source, secret=secret, contract=contract, game=game, limits=limits, backend=backend, dev_mode=dev_mode
+    )
+    bot.start()
+    return bot
+
+
+def _wait_ready(fd: int, timeout_s: float) -> bool:
+    """Wait for the runner's readiness byte; EOF first means it died while starting."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        readable, _, _ = select.select([fd], [], [], left)
+        if readable:
+            return os.read(fd, 1) == b"1"
+
+
+def _read_info(fd: int) -> dict[str, Any]:
+    """bubblewrap's --info-fd document (it holds the sandbox's init pid); {} when there is none."""
+    data = b""
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        readable, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not readable:
+            break
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+        try:
+            return dict(json.loads(data))
+        except ValueError:
+            continue
+    return {}
+
+
+def _drop_kwargs(backend: Backend) -> dict[str, Any]:
+    if not backend.drops_privileges:
+        return {}
+    return {"user": backend.uid, "group": backend.gid, "extra_groups": []}
+
+
+def _host_rlimits(limits: SandboxLimits) -> Callable[[], None]:
+    """Per-process caps set before exec, so they hold from the first instruction of the sandbox.
+    The process count is left to the in-sandbox runner: set here it would be shared by every
+    sandbox running under the same uid."""
+    values = limits.rlimits()
+    # bwrap itself maps a little more than the runner, so give the launcher some headroom.
+    pairs = [
+        (resource.RLIMIT_AS, values["as_bytes"] + 64 * 1024 * 1024),
+        (resource.RLIMIT_CPU, values["cpu_seconds"]),
+        (resource.RLIMIT_FSIZE, values["file_size_bytes"]),
+        (resource.RLIMIT_NOFILE, max(values["open_files"], 16)),
+        (resource.RLIMIT_CORE, 0),
+    ]
+
+    def apply() -> None:
+        for which, value in pairs:
+            resource.setrlimit(which, (value, value))
+
+    return apply
