@@ -18,6 +18,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 MAX_MESSAGE_LENGTH = 64
@@ -115,6 +116,8 @@ class CodinGameProcess:
         self._process: subprocess.Popen[str] | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._initialised = False
+        self._stale_lines = 0
+        """Lines still owed for turns that timed out: they arrive first and belong to no one."""
 
     def start(self) -> None:
         env = {"PYTHONUNBUFFERED": "1", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -157,15 +160,23 @@ class CodinGameProcess:
         return True
 
     def _receive(self, count: int, timeout: float) -> list[str] | None:
+        """The next `count` answer lines within `timeout`, after skipping late answers to earlier
+        turns (a script reads its input in order, so those come first). On a timeout the missing
+        lines are remembered as stale, so a slow turn never shifts every later answer by one."""
+        deadline = time.monotonic() + timeout
         lines: list[str] = []
-        for _ in range(count):
+        while len(lines) < count:
             try:
-                line = self._lines.get(timeout=timeout)
+                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
+                self._stale_lines += count - len(lines)
                 return None
             if line is None:
                 self._lines.put(None)
                 return None
+            if self._stale_lines:
+                self._stale_lines -= 1
+                continue
             lines.append(line)
         return lines
 

@@ -124,3 +124,36 @@ def test_adapter_is_standard_library_only() -> None:
         line.split()[1].split(".")[0] for line in source.splitlines() if line.startswith(("import ", "from "))
     }
     assert imports <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+SLOW_ONCE_SCRIPT = """
+import time
+laps = int(input())
+count = int(input())
+for _ in range(count):
+    input()
+turn = 0
+while True:
+    for _ in range(4):
+        input()
+    turn += 1
+    if turn == 2:
+        time.sleep(0.8)
+    print(turn, turn, 50)
+    print(turn, turn, 50)
+"""
+
+
+def test_a_late_answer_is_dropped_not_shifted_onto_the_next_turn(tmp_path: Path) -> None:
+    """A turn that times out must not make every later turn read the previous turn's answer."""
+    script = _write(tmp_path, "slow_once.py", SLOW_ONCE_SCRIPT)
+    match = PodracingGame().create_match(3, {})
+    with CodinGameProcess(script, timeout=0.3, first_timeout=5.0) as bot:
+        answers = [bot.decide(match.observation(0)) for _ in range(6)]
+    assert answers[1] is None, "turn 2 answered after the timeout and must count as no answer"
+    assert answers[-1] is not None, "the script caught up and must be heard again"
+    for turn, answer in enumerate(answers, start=1):
+        if answer is not None:
+            assert answer["pods"][0]["x"] == turn, (
+                f"turn {turn} got the answer to turn {answer['pods'][0]['x']}"
+            )
