@@ -1,0 +1,198 @@
+"""Turning raw bot output (any JSON, or None) into orders the world can apply, counting every fix.
+
+Sanitising never raises and never looks at anything but the action and the acting player's units,
+so it is deterministic and a bot cannot touch another player's units.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared.games.battle.config import SIGNAL_WORDS, BattleConfig
+
+UNIT_KEYS = frozenset(("move", "turn", "fire", "dodge", "signal"))
+TOP_KEYS = frozenset(("units", "memory"))
+_SIGNAL_WORDS = frozenset(SIGNAL_WORDS)
+_COMPACT = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+"""Reused: building an encoder per call costs as much as encoding a small memory."""
+
+
+@dataclass(slots=True)
+class UnitOrder:
+    """A clean order for one unit; None fields were not given (or were invalid)."""
+
+    move: tuple[float, float] | None = None
+    stop: bool = False
+    turn: float | None = None
+    fire: tuple[float, float] | None = None
+    dodge: str | None = None
+    signal: tuple[str, tuple[float, float]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The order as the unit's history shows it (numbers rounded: history is for reading)."""
+        out: dict[str, Any] = {}
+        if self.stop:
+            out["move"] = "stop"
+        elif self.move is not None:
+            out["move"] = [round(self.move[0], 3), round(self.move[1], 3)]
+        if self.turn is not None:
+            out["turn"] = round(self.turn, 4)
+        if self.fire is not None:
+            out["fire"] = [round(self.fire[0], 3), round(self.fire[1], 3)]
+        if self.dodge is not None:
+            out["dodge"] = self.dodge
+        if self.signal is not None:
+            out["signal"] = {"word": self.signal[0], "values": list(self.signal[1])}
+        return out
+
+
+@dataclass(slots=True)
+class SanitisedAction:
+    hold: bool
+    """True when the bot gave no usable action at all: every unit holds still."""
+    orders: list[tuple[str, UnitOrder]] = field(default_factory=list)
+    """(unit id, order), sorted by unit id."""
+    memory: dict[str, Any] | None = None
+    """New memory, or None to keep the previous one."""
+    invalid: int = 0
+    memory_dropped: bool = False
+
+
+def _number(v: object) -> float | None:
+    if type(v) is int or type(v) is float:
+        f = float(v)
+        if math.isfinite(f):
+            return f
+    return None
+
+
+def _point(v: object) -> tuple[float, float] | None:
+    if isinstance(v, list | tuple) and len(v) == 2:
+        x, y = _number(v[0]), _number(v[1])
+        if x is not None and y is not None:
+            return x, y
+    return None
+
+
+class ActionSanitiser:
+    def __init__(self, config: BattleConfig, width: float, height: float) -> None:
+        self.cfg = config
+        r = config.unit_radius
+        self.bounds = (r, width - r, r, height - r)
+
+    def sanitise(self, raw: object, own_alive: dict[str, bool]) -> SanitisedAction:
+        """`own_alive` maps the acting player's unit ids to whether they are alive."""
+        if raw is None:
+            return SanitisedAction(hold=True)
+        if not isinstance(raw, dict):
+            return SanitisedAction(hold=True, invalid=1)
+        out = SanitisedAction(hold=False)
+        for key in raw:
+            if key not in TOP_KEYS:
+                out.invalid += 1
+        units = raw.get("units")
+        if units is not None:
+            if not isinstance(units, dict):
+                out.invalid += 1
+            else:
+                for uid in sorted(k for k in units if isinstance(k, str)):
+                    if uid not in own_alive:
+                        out.invalid += 1
+                        continue
+                    if not own_alive[uid]:
+                        continue  # orders to fallen units are harmless
+                    order = self._unit(units[uid], out)
+                    if order is not None:
+                        out.orders.append((uid, order))
+                out.invalid += sum(1 for k in units if not isinstance(k, str))
+        if "memory" in raw:
+            self._memory(raw["memory"], out)
+        return out
+
+    def _memory(self, mem: object, out: SanitisedAction) -> None:
+        if not isinstance(mem, dict):
+            out.invalid += 1
+            return
+        try:
+            text = _COMPACT.encode(mem)
+            size = len(text) if text.isascii() else len(text.encode())
+        except (TypeError, ValueError):
+            out.invalid += 1
+            return
+        if size > self.cfg.memory_limit_bytes:
+            out.invalid += 1
+            out.memory_dropped = True
+            return
+        out.memory = mem
+
+    def _unit(self, cmd: object, out: SanitisedAction) -> UnitOrder | None:
+        if not isinstance(cmd, dict):
+            out.invalid += 1
+            return None
+        order = UnitOrder()
+        for key in cmd:
+            if key not in UNIT_KEYS:
+                out.invalid += 1
+        if "move" in cmd:
+            mv = cmd["move"]
+            if mv == "stop":
+                order.stop = True
+            else:
+                p = _point(mv)
+                if p is None:
+                    out.invalid += 1
+                else:
+                    x0, x1, y0, y1 = self.bounds
+                    x, y = min(max(p[0], x0), x1), min(max(p[1], y0), y1)
+                    if (x, y) != p:
+                        out.invalid += 1
+                    order.move = (x, y)
+        if "turn" in cmd:
+            a = _number(cmd["turn"])
+            if a is None:
+                out.invalid += 1
+            else:
+                order.turn = (a + math.pi) % (2.0 * math.pi) - math.pi
+        if "fire" in cmd:
+            p = _point(cmd["fire"])
+            if p is None:
+                out.invalid += 1
+            else:
+                order.fire = p
+        if "dodge" in cmd:
+            d = cmd["dodge"]
+            if d in ("left", "right"):
+                order.dodge = d
+            else:
+                out.invalid += 1
+        if "signal" in cmd:
+            order.signal = self._signal(cmd["signal"], out)
+        return order
+
+    def _signal(self, sig: object, out: SanitisedAction) -> tuple[str, tuple[float, float]] | None:
+        if not isinstance(sig, dict) or sig.get("word") not in _SIGNAL_WORDS:
+            out.invalid += 1
+            return None
+        for key in sig:
+            if key not in ("word", "values"):
+                out.invalid += 1
+        raw_values = sig.get("values", [])
+        if not isinstance(raw_values, list | tuple):
+            out.invalid += 1
+            raw_values = []
+        if len(raw_values) > 2:
+            out.invalid += 1
+        values = [0.0, 0.0]
+        for i, v in enumerate(raw_values[:2]):
+            f = _number(v)
+            if f is None:
+                out.invalid += 1
+                continue
+            c = min(max(f, -1.0), 1.0)
+            if c != f:
+                out.invalid += 1
+            values[i] = c
+        return str(sig["word"]), (values[0], values[1])
