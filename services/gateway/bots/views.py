@@ -1,0 +1,142 @@
+"""Bots API: register HTTP and hosted bots, manage them, upload versions, list the fleet."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, status
+
+from services.gateway.bots import service
+from services.gateway.bots.schemas import (
+    BotCreated,
+    BotOut,
+    BotUpdate,
+    HostedBotCreate,
+    HttpBotCreate,
+    PublicBot,
+    SecretRotated,
+    VersionCreate,
+    VersionDetail,
+    VersionOut,
+)
+from services.gateway.deps import CurrentUser, DbSession, SettingsDep, is_admin
+from services.gateway.pagination import Page, Pagination
+
+router = APIRouter(prefix="/bots", tags=["bots"])
+
+GameFilter = Annotated[str | None, Query(max_length=32, description="only bots of this game")]
+StatusFilter = Annotated[Literal["active", "inactive"] | None, Query(description="only bots in this status")]
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=BotCreated)
+def register_http_bot(
+    body: HttpBotCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
+) -> BotCreated:
+    """Register a bot that runs behind an HTTP endpoint. The secret is returned once, here."""
+    bot, secret, verified = service.register_http_bot(
+        session, settings, user, body.name, body.game, body.endpoint, body.secret
+    )
+    next_step = None
+    if not verified:
+        next_step = (
+            f"configure your bot with this secret, then POST /api/v1/bots/{bot.id}/reactivate: "
+            "the signed health check runs then and the bot joins the ladder"
+        )
+    view = service.bot_views(session, [bot])[0]
+    return BotCreated(**view.model_dump(), secret=secret, next_step=next_step)
+
+
+@router.post("/hosted", status_code=status.HTTP_201_CREATED, response_model=BotOut)
+def register_hosted_bot(
+    body: HostedBotCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
+) -> BotOut:
+    """Upload a Python bot that the platform runs in a sandbox. Problems come back with line numbers."""
+    bot = service.register_hosted_bot(
+        session, settings, user, body.name, body.game, body.source, body.contract
+    )
+    return service.bot_views(session, [bot])[0]
+
+
+@router.get("", response_model=Page[BotOut])
+def list_bots(
+    user: CurrentUser,
+    session: DbSession,
+    page: Pagination,
+    game: GameFilter = None,
+    status: StatusFilter = None,
+) -> Page[BotOut]:
+    """Your bots (every bot for an admin)."""
+    owner = None if is_admin(user) else user
+    bots, total = service.list_bots(session, owner, game, status, page.limit, page.offset)
+    return Page(items=service.bot_views(session, bots), total=total, limit=page.limit, offset=page.offset)
+
+
+@router.get("/public", response_model=Page[PublicBot])
+def public_bots(
+    session: DbSession, page: Pagination, game: GameFilter = None, status: StatusFilter = None
+) -> Page[PublicBot]:
+    """Every bot on the platform, without endpoints or secrets. No key needed."""
+    bots, total = service.list_bots(session, None, game, status, page.limit, page.offset)
+    return Page(items=service.public_views(session, bots), total=total, limit=page.limit, offset=page.offset)
+
+
+@router.get("/{bot_id}", response_model=BotOut)
+def get_bot(bot_id: uuid.UUID, user: CurrentUser, session: DbSession) -> BotOut:
+    return service.bot_views(session, [service.get_owned_bot(session, user, bot_id)])[0]
+
+
+@router.patch("/{bot_id}", response_model=BotOut)
+def update_bot(
+    bot_id: uuid.UUID, body: BotUpdate, user: CurrentUser, session: DbSession, settings: SettingsDep
+) -> BotOut:
+    """Rename a bot or move its endpoint; a new endpoint must pass the health check first."""
+    bot = service.get_owned_bot(session, user, bot_id)
+    service.update_bot(session, settings, bot, body.name, body.endpoint)
+    return service.bot_views(session, [bot])[0]
+
+
+@router.post("/{bot_id}/rotate-secret", response_model=SecretRotated)
+def rotate_secret(
+    bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep
+) -> SecretRotated:
+    """Replace the signing secret; the new one is returned once and the old one stops working."""
+    bot = service.get_owned_bot(session, user, bot_id)
+    return SecretRotated(bot_id=bot.id, secret=service.rotate_secret(session, settings, bot))
+
+
+@router.post("/{bot_id}/deactivate", response_model=BotOut)
+def deactivate(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> BotOut:
+    """Take the bot off the ladder; it keeps its rating and history."""
+    bot = service.set_active(session, settings, service.get_owned_bot(session, user, bot_id), False)
+    return service.bot_views(session, [bot])[0]
+
+
+@router.post("/{bot_id}/reactivate", response_model=BotOut)
+def reactivate(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> BotOut:
+    """Put the bot back on the ladder (HTTP bots must pass the health check again)."""
+    bot = service.set_active(session, settings, service.get_owned_bot(session, user, bot_id), True)
+    return service.bot_views(session, [bot])[0]
+
+
+@router.post("/{bot_id}/versions", status_code=status.HTTP_201_CREATED, response_model=VersionOut)
+def upload_version(
+    bot_id: uuid.UUID, body: VersionCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
+) -> VersionOut:
+    """Upload new code for a hosted bot. It becomes the current version; older ones are kept."""
+    bot = service.get_owned_bot(session, user, bot_id)
+    version = service.upload_version(session, settings, bot, body.source, body.contract, body.notes)
+    return VersionOut(**service.version_view(bot, version).model_dump(exclude={"source"}))
+
+
+@router.get("/{bot_id}/versions", response_model=list[VersionOut])
+def list_versions(bot_id: uuid.UUID, user: CurrentUser, session: DbSession) -> list[VersionOut]:
+    bot = service.get_owned_bot(session, user, bot_id)
+    return [VersionOut(**v.model_dump(exclude={"source"})) for v in service.versions(session, bot)]
+
+
+@router.get("/{bot_id}/versions/{number}", response_model=VersionDetail)
+def get_version(bot_id: uuid.UUID, number: int, user: CurrentUser, session: DbSession) -> VersionDetail:
+    """One version with its source (owner or admin only)."""
+    bot = service.get_owned_bot(session, user, bot_id)
+    return service.version_view(bot, service.get_version(session, bot, number), with_source=True)

@@ -1,0 +1,117 @@
+"""Request dependencies shared by every domain: settings, a database session, the calling user.
+
+Views declare what they need with `Annotated` aliases (`DbSession`, `CurrentUser`, `AdminUser`), so
+authentication and transaction handling live in one place instead of in every endpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Annotated
+
+from fastapi import Depends, Header, HTTPException, Request, status
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from shared.config import Settings, get_settings
+from shared.crypto import hash_api_key
+from shared.db.models import ApiKey, User
+from shared.db.session import get_sessionmaker
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+"""`last_used_at` is only rewritten when older than this, so reads do not turn into writes."""
+
+
+def _settings(request: Request) -> Settings:
+    """The app's Settings (set by create_app); the process-wide ones if the app has none."""
+    return getattr(request.app.state, "settings", None) or get_settings()
+
+
+SettingsDep = Annotated[Settings, Depends(_settings)]
+
+
+def _db() -> Iterator[Session]:
+    session = get_sessionmaker()()
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+DbSession = Annotated[Session, Depends(_db)]
+
+
+def _presented_key(authorization: str | None, x_api_key: str | None) -> str | None:
+    if x_api_key:
+        return x_api_key.strip()
+    if authorization:
+        scheme, _, value = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise HTTPException(
+                status.HTTP_401_UNAUTHORIZED,
+                "Authorization header must be 'Bearer <api key>'",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        return value.strip()
+    return None
+
+
+def _user_for_key(session: Session, settings: Settings, key: str) -> User | None:
+    row = session.scalar(
+        select(ApiKey).where(ApiKey.key_hash == hash_api_key(settings, key), ApiKey.revoked_at.is_(None))
+    )
+    if row is None:
+        return None
+    now = datetime.now(UTC)
+    if row.last_used_at is None or now - row.last_used_at > LAST_USED_RESOLUTION:
+        row.last_used_at = now
+        session.commit()
+    return row.user
+
+
+def optional_user(
+    session: DbSession,
+    settings: SettingsDep,
+    authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
+    x_api_key: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> User | None:
+    """The caller if it presented a key; a presented key that is wrong is still an error."""
+    key = _presented_key(authorization, x_api_key)
+    if key is None:
+        return None
+    user = _user_for_key(session, settings, key)
+    if user is None:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED, "invalid or revoked API key", headers={"WWW-Authenticate": "Bearer"}
+        )
+    return user
+
+
+MaybeUser = Annotated[User | None, Depends(optional_user)]
+
+
+def current_user(user: MaybeUser) -> User:
+    if user is None:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "an API key is required: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return user
+
+
+CurrentUser = Annotated[User, Depends(current_user)]
+
+
+def admin_user(user: CurrentUser) -> User:
+    if user.role != "admin":
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "this operation needs the admin role")
+    return user
+
+
+AdminUser = Annotated[User, Depends(admin_user)]
+
+
+def is_admin(user: User | None) -> bool:
+    return user is not None and user.role == "admin"

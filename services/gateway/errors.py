@@ -1,0 +1,100 @@
+"""Every failure becomes a JSON answer with a `detail` that tells the caller what to fix.
+
+Bad input is always a 4xx: validation errors list each offending field path, unknown routes name the
+route, database conflicts become 409. Only real bugs reach the catch-all, which logs the traceback
+and answers 500 without internals.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import IntegrityError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from shared.matches import MatchRequestError
+
+log = logging.getLogger("services.gateway.errors")
+
+
+class ApiError(Exception):
+    """A domain error with its HTTP status; services raise it, the handler renders it."""
+
+    def __init__(self, status_code: int, detail: str, errors: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(detail)
+        self.status_code = status_code
+        self.detail = detail
+        self.errors = errors
+
+
+def not_found(what: str) -> ApiError:
+    return ApiError(404, f"{what} not found")
+
+
+def _loc(loc: tuple[Any, ...] | list[Any]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def validation_problems(errors: list[Any]) -> list[dict[str, str]]:
+    """Field path, message and type only: never echo the input (it may hold a secret)."""
+    return [
+        {"loc": _loc(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+        for e in errors
+    ]
+
+
+async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+    problems = validation_problems(list(exc.errors()))
+    summary = "; ".join(f"{p['loc']}: {p['msg']}" for p in problems[:10]) or "invalid request"
+    return JSONResponse({"detail": f"invalid request: {summary}", "errors": problems}, status_code=422)
+
+
+async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    detail: Any = exc.detail
+    if exc.status_code == 404 and detail == "Not Found":
+        detail = f"no such route: {request.method} {request.url.path} (see /docs)"
+    elif exc.status_code == 405 and detail == "Method Not Allowed":
+        detail = f"{request.method} is not allowed on {request.url.path}"
+    return JSONResponse(
+        {"detail": detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None)
+    )
+
+
+async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+    body: dict[str, Any] = {"detail": exc.detail}
+    if exc.errors is not None:
+        body["errors"] = exc.errors
+    return JSONResponse(body, status_code=exc.status_code)
+
+
+async def _match_request_error(request: Request, exc: MatchRequestError) -> JSONResponse:
+    return JSONResponse({"detail": str(exc)}, status_code=exc.status_code)
+
+
+async def _integrity_error(request: Request, exc: IntegrityError) -> JSONResponse:
+    text = str(exc.orig) if exc.orig is not None else str(exc)
+    if "unique" in text.lower() or "duplicate" in text.lower():
+        detail = "name already taken (or another unique value conflicts with existing data)"
+    else:
+        detail = "the request conflicts with existing data"
+    log.info("integrity error on %s %s: %s", request.method, request.url.path, text.splitlines()[0])
+    return JSONResponse({"detail": detail}, status_code=409)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return JSONResponse({"detail": "internal server error"}, status_code=500)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(ApiError, _api_error)  # type: ignore[arg-type]
+    app.add_exception_handler(MatchRequestError, _match_request_error)  # type: ignore[arg-type]
+    app.add_exception_handler(IntegrityError, _integrity_error)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, _unexpected)

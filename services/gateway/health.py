@@ -1,0 +1,47 @@
+"""Liveness (`/health`: the process answers) and readiness (`/ready`: PostgreSQL and Redis answer)."""
+
+from __future__ import annotations
+
+import logging
+
+import redis
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+
+from services.gateway.deps import SettingsDep
+from shared.db.session import get_engine
+
+router = APIRouter(tags=["operations"])
+log = logging.getLogger("services.gateway.health")
+
+
+@router.get("/health")
+def health() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.get("/ready")
+def ready(settings: SettingsDep) -> JSONResponse:
+    checks: dict[str, str] = {}
+    try:
+        with get_engine().connect() as conn:
+            conn.execute(text("SELECT 1"))
+        checks["database"] = "ok"
+    except Exception as exc:
+        checks["database"] = f"unreachable: {type(exc).__name__}"
+    try:
+        client = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=2)
+        try:
+            client.ping()
+        finally:
+            client.close()
+        checks["redis"] = "ok"
+    except Exception as exc:
+        checks["redis"] = f"unreachable: {type(exc).__name__}"
+    ok = all(v == "ok" for v in checks.values())
+    if not ok:
+        log.warning("not ready: %s", checks)
+    return JSONResponse(
+        {"status": "ok" if ok else "unavailable", "checks": checks}, status_code=200 if ok else 503
+    )

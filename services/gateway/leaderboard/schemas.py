@@ -1,0 +1,30 @@
+"""Leaderboard rows: the conservative rating (mu - 3 sigma) first, then the figures behind it."""
+
+from __future__ import annotations
+
+import uuid
+
+from pydantic import BaseModel
+
+
+class LeaderboardEntry(BaseModel):
+    rank: int
+    bot_id: uuid.UUID
+    bot_name: str
+    owner_name: str
+    kind: str
+    origin: str
+    status: str
+    ordinal: float
+    mu: float
+    sigma: float
+    matches: int
+    wins: int
+    draws: int
+    losses: int
+
+
+class Leaderboard(BaseModel):
+    game: str
+    total: int
+    entries: list[LeaderboardEntry]

@@ -1,0 +1,219 @@
+"""Challenges, match listings and replays. Match creation itself is shared.matches (the ladder and
+the evolver use it too); the gateway adds ownership rules and turns rows into API views."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import uuid
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, selectinload
+
+from services.gateway.deps import is_admin
+from services.gateway.errors import ApiError, not_found
+from services.gateway.matches.schemas import MatchOut, ParticipantOut
+from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Replay, User
+from shared.matches import create_match, enqueue_match
+
+log = logging.getLogger("services.gateway.matches")
+
+API_PREFIX = "/api/v1"
+
+
+def create_challenge(
+    session: Session,
+    user: User,
+    game: str,
+    bot_ids: list[uuid.UUID],
+    seed: int | None,
+    config: dict[str, Any] | None,
+    rated: bool,
+) -> Match:
+    """Queue a match; the caller must own one of the bots (admins may pit any bots)."""
+    match = create_match(
+        session,
+        game=game,
+        bot_ids=bot_ids,
+        kind="challenge",
+        rated=rated,
+        seed=seed,
+        config=config,
+        requested_by_id=user.id,
+    )
+    if not is_admin(user):
+        owners = set(session.scalars(select(Bot.owner_id).where(Bot.id.in_(bot_ids))))
+        if user.id not in owners:
+            session.rollback()
+            raise ApiError(403, "you can only challenge with at least one of your own bots in the match")
+    session.commit()
+    try:
+        enqueue_match(match.id)
+    except Exception as exc:
+        log.error("cannot queue match %s: %s", match.id, exc)
+        match.status = "failed"
+        match.error = "the match queue was unreachable when the match was created"
+        session.commit()
+        raise ApiError(
+            503, "the match was stored but the match queue is unreachable; try again later"
+        ) from None
+    return match
+
+
+def get_match(session: Session, match_id: uuid.UUID) -> Match:
+    match = session.scalar(
+        select(Match).where(Match.id == match_id).options(selectinload(Match.participants))
+    )
+    if match is None:
+        raise not_found(f"match {match_id}")
+    return match
+
+
+def list_matches(
+    session: Session,
+    game: str | None,
+    bot_id: uuid.UUID | None,
+    status: str | None,
+    kind: str | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[Match], int]:
+    query = select(Match)
+    if game:
+        query = query.where(Match.game == game)
+    if status:
+        query = query.where(Match.status == status)
+    if kind:
+        query = query.where(Match.kind == kind)
+    if bot_id:
+        query = query.where(
+            Match.id.in_(select(MatchParticipant.match_id).where(MatchParticipant.bot_id == bot_id))
+        )
+    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    rows = session.scalars(
+        query.options(selectinload(Match.participants))
+        .order_by(Match.created_at.desc(), Match.id)
+        .limit(limit)
+        .offset(offset)
+    ).all()
+    return list(rows), total
+
+
+def match_views(session: Session, matches: list[Match], viewer: User | None) -> list[MatchOut]:
+    """Views for several matches with a fixed number of queries (bots, owners, versions, replays)."""
+    parts = [p for m in matches for p in m.participants]
+    bot_ids = {p.bot_id for p in parts}
+    bots = {b.id: b for b in session.scalars(select(Bot).where(Bot.id.in_(bot_ids)))} if bot_ids else {}
+    owner_ids = {b.owner_id for b in bots.values()}
+    owners = (
+        dict(session.execute(select(User.id, User.name).where(User.id.in_(owner_ids))).all())
+        if owner_ids
+        else {}
+    )
+    version_ids = {p.bot_version_id for p in parts if p.bot_version_id}
+    versions = (
+        dict(
+            session.execute(
+                select(BotVersion.id, BotVersion.number).where(BotVersion.id.in_(version_ids))
+            ).all()
+        )
+        if version_ids
+        else {}
+    )
+    match_ids = [m.id for m in matches]
+    replays = (
+        {
+            row.match_id: row
+            for row in session.execute(
+                select(Replay.match_id, Replay.frames, Replay.size_bytes).where(
+                    Replay.match_id.in_(match_ids)
+                )
+            )
+        }
+        if match_ids
+        else {}
+    )
+    views = []
+    for match in matches:
+        replay = replays.get(match.id)
+        views.append(
+            MatchOut(
+                id=match.id,
+                game=match.game,
+                kind=match.kind,
+                rated=match.rated,
+                status=match.status,
+                seed=match.seed,
+                config=match.config or {},
+                attempts=match.attempts,
+                queued_at=match.queued_at,
+                started_at=match.started_at,
+                finished_at=match.finished_at,
+                turns=match.turns,
+                end_reason=match.end_reason,
+                error=match.error,
+                participants=[_participant(p, bots, owners, versions, viewer) for p in match.participants],
+                replay_url=f"{API_PREFIX}/matches/{match.id}/replay" if replay else None,
+                replay_frames=replay.frames if replay else None,
+                replay_bytes=replay.size_bytes if replay else None,
+            )
+        )
+    return views
+
+
+def _ordinal(mu: float | None, sigma: float | None) -> float | None:
+    return None if mu is None or sigma is None else mu - 3 * sigma
+
+
+def _participant(
+    p: MatchParticipant,
+    bots: dict[uuid.UUID, Bot],
+    owners: dict[uuid.UUID, str],
+    versions: dict[uuid.UUID, int],
+    viewer: User | None,
+) -> ParticipantOut:
+    bot = bots.get(p.bot_id)
+    before, after = _ordinal(p.mu_before, p.sigma_before), _ordinal(p.mu_after, p.sigma_after)
+    sees_errors = viewer is not None and (is_admin(viewer) or (bot is not None and bot.owner_id == viewer.id))
+    return ParticipantOut(
+        slot=p.slot,
+        bot_id=p.bot_id,
+        bot_name=bot.name if bot else "?",
+        owner_name=owners.get(bot.owner_id, "?") if bot else "?",
+        version=versions.get(p.bot_version_id) if p.bot_version_id else None,
+        rank=p.rank,
+        score=p.score,
+        metrics=p.metrics or {},
+        mu_before=p.mu_before,
+        sigma_before=p.sigma_before,
+        mu_after=p.mu_after,
+        sigma_after=p.sigma_after,
+        ordinal_change=None if before is None or after is None else after - before,
+        errors=p.errors,
+        timeouts=p.timeouts,
+        forfeited=p.forfeited,
+        latency_p50_ms=p.latency_p50_ms,
+        latency_p99_ms=p.latency_p99_ms,
+        error_samples=list(p.error_samples or []) if sees_errors else None,
+    )
+
+
+def replay_blob(session: Session, match_id: uuid.UUID) -> bytes:
+    """The stored gzip bytes, or a 404 that says why there is none."""
+    replay = session.get(Replay, match_id)
+    if replay is not None:
+        return replay.data
+    match = session.get(Match, match_id)
+    if match is None:
+        raise not_found(f"match {match_id}")
+    raise ApiError(404, f"match {match_id} has no replay (status: {match.status})")
+
+
+def replay_json_bytes(blob: bytes) -> bytes:
+    """The replay's JSON text as stored; checked to be JSON so a corrupt row is a clear error."""
+    try:
+        raw = gzip.decompress(blob)
+    except (OSError, EOFError) as exc:
+        raise ApiError(500, f"the stored replay is corrupt: {exc}") from None
+    return raw

@@ -1,0 +1,34 @@
+"""Limit/offset pagination shared by the list endpoints."""
+
+from __future__ import annotations
+
+from typing import Annotated, Generic, TypeVar
+
+from fastapi import Depends, Query
+from pydantic import BaseModel
+
+T = TypeVar("T")
+
+MAX_PAGE = 200
+
+
+class Page(BaseModel, Generic[T]):
+    items: list[T]
+    total: int
+    limit: int
+    offset: int
+
+
+class PageParams(BaseModel):
+    limit: int
+    offset: int
+
+
+def _page_params(
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="items per page")] = 50,
+    offset: Annotated[int, Query(ge=0, description="items to skip")] = 0,
+) -> PageParams:
+    return PageParams(limit=limit, offset=offset)
+
+
+Pagination = Annotated[PageParams, Depends(_page_params)]
