@@ -1,0 +1,683 @@
+"""Batched podracing engine in torch: B races advanced at once on any device, in float64 or float32.
+
+It follows the reference engine (`shared.games.podracing.engine`) rule for rule and, in float64,
+operation for operation: every formula below evaluates the same floating-point expression in the
+same order, so on CPU the integer state (positions, velocities, checkpoints, winners) is identical.
+The only differences are the last bits of `atan2`/`cos`/`sin`, which torch and libm compute
+differently about once in a few hundred calls; they move the float heading by one ulp and are
+wiped out by the end-of-turn truncation and rounding (see docs/games/podracing-torch.md).
+
+Design rules that keep it fast on a GPU:
+
+* State lives in preallocated tensors, one column per race (stored [4, B] per pod quantity and
+  shown as [B, 4] views), updated in place.
+* `step` never synchronises with the host: no `.item()`, no data-dependent shapes, no Python `if`
+  on tensor values. Every conditional is a `torch.where` or a mask, so the same kernels run for
+  every race whatever happens in it.
+* The continuous collision loop runs a fixed number of iterations per turn (`collision_iters`,
+  by default the config's `max_collisions_per_turn`). A race whose collisions are all resolved
+  simply advances by 0 in the remaining iterations. After the last iteration the rest of the turn
+  moves without collisions, exactly as the reference does at its cap, and `collisions_capped`
+  counts the turns where another collision was still due.
+* Finished races are frozen (every update is masked), or, with `auto_reset=True`, restarted at the
+  end of the step on a track drawn from a pool made by a vectorised generator.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+
+from shared.games.podracing.engine import (
+    BOOST_THRUST,
+    CHECKPOINT_SWEEP_RADIUS_SQ,
+    COLLISION_DISTANCE_SQ,
+    FRICTION,
+    HEIGHT,
+    MARGIN,
+    MAX_ROTATION,
+    MIN_CHECKPOINT_DISTANCE,
+    MIN_IMPULSE,
+    PAIRS,
+    SHIELD_COOLDOWN,
+    SHIELD_MASS,
+    START_OFFSETS,
+    WIDTH,
+    RaceConfig,
+)
+
+if TYPE_CHECKING:
+    from shared.games.podracing.engine import Race
+
+MAX_CHECKPOINTS = 8
+"""Checkpoint tensors are padded to this many slots; `num_checkpoints` says how many are real."""
+RAD_TO_DEG = 180.0 / math.pi
+"""`math.degrees(x)` is `x * (180 / pi)` with this very constant."""
+DEG_TO_RAD = math.pi / 180.0
+"""`math.radians(x)` is `x * (pi / 180)` with this very constant."""
+
+REASON_RUNNING = 0
+REASON_WON = 1
+REASON_TIMEOUT = 2
+REASON_TURN_LIMIT = 3
+REASONS = {
+    REASON_RUNNING: None,
+    REASON_WON: "won",
+    REASON_TIMEOUT: "timeout",
+    REASON_TURN_LIMIT: "turn_limit",
+}
+"""Codes of `TorchRaces.reason` and the reference engine's `Race.reason` strings they stand for."""
+
+_FALLBACK_TRACK = (
+    (2000, 2000),
+    (6000, 2000),
+    (10000, 2000),
+    (14000, 2000),
+    (14000, 7000),
+    (10000, 7000),
+    (6000, 7000),
+    (2000, 7000),
+)
+"""Used only if the generator failed in every round: any prefix of it is a valid track."""
+
+
+@dataclass
+class Tracks:
+    """A batch of tracks: checkpoint coordinates padded to 8 slots, and the real count per track."""
+
+    x: torch.Tensor
+    """[N, 8] checkpoint x (padding repeats checkpoint 0)."""
+    y: torch.Tensor
+    """[N, 8] checkpoint y."""
+    count: torch.Tensor
+    """[N] int64, in [checkpoints_min, checkpoints_max]."""
+
+
+def generate_tracks(
+    n: int,
+    config: RaceConfig,
+    *,
+    device: torch.device | str = "cpu",
+    dtype: torch.dtype = torch.float64,
+    generator: torch.Generator | None = None,
+    candidates: int = 48,
+    rounds: int = 4,
+) -> Tracks:
+    """Vectorised rejection sampling of `n` tracks with the reference's constraints.
+
+    Checkpoints are integers in [2000, W-2000] x [2000, H-2000], more than 3000 apart, and their
+    count is uniform in [checkpoints_min, checkpoints_max]. Each slot draws `candidates` points at
+    once and keeps the first that fits; a track that cannot place all its points retries from
+    scratch in the next round (up to `rounds`). Tracks still unfinished keep the points they placed
+    if that is at least `checkpoints_min`, else they take their count from a fixed valid track. No
+    host sync, so it can also run inside a training loop. The distribution differs from `generate_track`'s.
+    """
+    device = torch.device(device)
+    lo, hi = config.checkpoints_min, config.checkpoints_max
+    if not 2 <= lo <= hi <= MAX_CHECKPOINTS:
+        raise ValueError(f"checkpoint counts must satisfy 2 <= min <= max <= {MAX_CHECKPOINTS}")
+    limit_sq = float(MIN_CHECKPOINT_DISTANCE * MIN_CHECKPOINT_DISTANCE)
+    count = torch.randint(lo, hi + 1, (n,), generator=generator, device=device)
+    best_x = torch.zeros(n, MAX_CHECKPOINTS, dtype=dtype, device=device)
+    best_y = torch.zeros_like(best_x)
+    best_placed = torch.zeros(n, dtype=torch.long, device=device)
+    slots = torch.arange(MAX_CHECKPOINTS, device=device)
+    for _ in range(rounds):
+        px = torch.zeros(n, MAX_CHECKPOINTS, dtype=dtype, device=device)
+        py = torch.zeros_like(px)
+        placed = torch.zeros(n, dtype=torch.long, device=device)
+        alive = torch.ones(n, dtype=torch.bool, device=device)
+        for slot in range(MAX_CHECKPOINTS):
+            cx = torch.randint(
+                MARGIN, WIDTH - MARGIN + 1, (n, candidates), generator=generator, device=device
+            )
+            cy = torch.randint(
+                MARGIN, HEIGHT - MARGIN + 1, (n, candidates), generator=generator, device=device
+            )
+            cx = cx.to(dtype)
+            cy = cy.to(dtype)
+            ok = torch.ones(n, candidates, dtype=torch.bool, device=device)
+            for prev in range(slot):
+                dx = cx - px[:, prev : prev + 1]
+                dy = cy - py[:, prev : prev + 1]
+                ok &= dx * dx + dy * dy > limit_sq
+            found = ok.any(1)
+            first = ok.to(torch.int8).argmax(1, keepdim=True)
+            want = alive & (slot < count)
+            take = want & found
+            px[:, slot] = torch.where(take, cx.gather(1, first).squeeze(1), px[:, slot])
+            py[:, slot] = torch.where(take, cy.gather(1, first).squeeze(1), py[:, slot])
+            placed += take
+            alive &= found | ~want
+        better = placed > best_placed
+        best_x = torch.where(better[:, None], px, best_x)
+        best_y = torch.where(better[:, None], py, best_y)
+        best_placed = torch.maximum(best_placed, placed)
+    usable = best_placed >= lo
+    count = torch.where(usable, torch.minimum(best_placed, count), count)
+    fallback = torch.tensor(_FALLBACK_TRACK, dtype=dtype, device=device)
+    x = torch.where(usable[:, None], best_x, fallback[:, 0])
+    y = torch.where(usable[:, None], best_y, fallback[:, 1])
+    # Padding slots repeat checkpoint 0 so that any gather stays on the map.
+    pad = slots[None, :] >= count[:, None]
+    x = torch.where(pad, x[:, :1], x)
+    y = torch.where(pad, y[:, :1], y)
+    return Tracks(x=x, y=y, count=count)
+
+
+def _round_half_away(value: torch.Tensor) -> torch.Tensor:
+    """`sign(v) * floor(|v| + 0.5)`, with -0.0 turned into 0.0 like the reference."""
+    magnitude = torch.floor(torch.abs(value) + 0.5)
+    return torch.where(value >= 0, magnitude, -magnitude) + 0.0
+
+
+def _normalize_angle(angle: torch.Tensor) -> torch.Tensor:
+    """Into [0, 360): fmod, +360 if negative, exactly 360 becomes 0 (as the reference)."""
+    result = torch.fmod(angle, 360.0)
+    result = torch.where(result < 0.0, result + 360.0, result)
+    return torch.where(result >= 360.0, torch.zeros_like(result), result)
+
+
+def start_positions(cx: torch.Tensor, cy: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pod start positions [N, 4] from checkpoints [N, >=2], as `engine.start_positions`."""
+    dx = cx[:, 1] - cx[:, 0]
+    dy = cy[:, 1] - cy[:, 0]
+    length = torch.sqrt(dx * dx + dy * dy)
+    px = -dy / length
+    py = dx / length
+    offsets = torch.tensor(START_OFFSETS, dtype=cx.dtype, device=cx.device)
+    x = _round_half_away(cx[:, :1] + px[:, None] * offsets)
+    y = _round_half_away(cy[:, :1] + py[:, None] * offsets)
+    return x, y
+
+
+_POD_FIELDS = (
+    "x",
+    "y",
+    "vx",
+    "vy",
+    "angle",
+    "next_cp",
+    "passed",
+    "shield_cd",
+    "boost_available",
+    "shield_active",
+)
+
+
+class TorchRaces:
+    """B races stepped together; see the module docstring for the rules it keeps.
+
+    Per-race tensors: `turn` [B], `finished` [B], `winner` [B] (0, 1, or -1 for none / draw),
+    `reason` [B] (codes in `REASONS`), `winning_pod` [B] (-1 if none), `timeouts` [B, 2]. Per-pod
+    tensors [B, 4]: `x`, `y`, `vx`, `vy`, `angle`, `next_cp`, `passed`, `shield_cd`,
+    `boost_available`, `shield_active`; checkpoints `cp_x`, `cp_y` [B, 8] and `num_checkpoints`
+    [B]. Counters: `collisions` [B] (bounces so far), `collisions_capped` [B] (turns cut short by the
+    collision cap), `invalid_commands` [B, 2] (command values that had to be sanitised).
+    Per step: `passes` [B, 4] (checkpoints passed this turn) and `just_finished` [B]; with
+    auto-reset, `episode_winner`, `episode_reason`, `episode_turns`, `episode_passed` [B, 2] keep
+    what a race ended with after it restarted.
+
+    Internally every per-pod quantity is stored pod-major ([4, B], the public [B, 4] tensors are
+    transposed views of it): then each pod or collision pair is a contiguous row, and the fold over
+    the 6 pairs is 5 cheap row operations instead of a slow reduction over a size-6 inner axis.
+    """
+
+    def __init__(
+        self,
+        num_races: int,
+        config: RaceConfig | None = None,
+        *,
+        device: torch.device | str = "cpu",
+        dtype: torch.dtype = torch.float64,
+        collision_iters: int | None = None,
+        auto_reset: bool = False,
+        seed: int | None = None,
+        track_pool_size: int = 16384,
+    ) -> None:
+        if dtype not in (torch.float32, torch.float64):
+            raise ValueError("dtype must be torch.float32 or torch.float64")
+        self.config = config or RaceConfig()
+        self.num_races = num_races
+        self.device = torch.device(device)
+        self.dtype = dtype
+        self.collision_iters = (
+            self.config.max_collisions_per_turn if collision_iters is None else int(collision_iters)
+        )
+        if self.collision_iters < 1:
+            raise ValueError("collision_iters must be at least 1")
+        self.auto_reset = auto_reset
+        # No generator on the "meta" device (used to prove that `step` never reads tensor data).
+        self.generator: torch.Generator | None = None
+        if self.device.type != "meta":
+            self.generator = torch.Generator(device=self.device)
+            self.generator.manual_seed(0 if seed is None else seed)
+        self.track_pool_size = track_pool_size
+        self._pool: Tracks | None = None
+
+        b = num_races
+        f = {"dtype": dtype, "device": self.device}
+        i64 = {"dtype": torch.long, "device": self.device}
+        boolean = {"dtype": torch.bool, "device": self.device}
+        self._cp_x = torch.zeros(MAX_CHECKPOINTS, b, **f)
+        self._cp_y = torch.zeros(MAX_CHECKPOINTS, b, **f)
+        self.num_checkpoints = torch.full((b,), 2, **i64)
+        self.total_passes = torch.zeros(b, **i64)
+        self._x = torch.zeros(4, b, **f)
+        self._y = torch.zeros(4, b, **f)
+        self._vx = torch.zeros(4, b, **f)
+        self._vy = torch.zeros(4, b, **f)
+        self._angle = torch.zeros(4, b, **f)
+        self._next_cp = torch.ones(4, b, **i64)
+        self._passed = torch.ones(4, b, **i64)
+        self._shield_cd = torch.zeros(4, b, **i64)
+        self._boost_available = torch.ones(4, b, **boolean)
+        self._shield_active = torch.zeros(4, b, **boolean)
+        self._timeouts = torch.full((2, b), self.config.timeout_turns, **i64)
+        self._passes = torch.zeros(4, b, **i64)
+        self._invalid = torch.zeros(2, b, **i64)
+        self._episode_passed = torch.zeros(2, b, **i64)
+        self.turn = torch.zeros(b, **i64)
+        self.finished = torch.zeros(b, **boolean)
+        self.winner = torch.full((b,), -1, **i64)
+        self.winning_pod = torch.full((b,), -1, **i64)
+        self.reason = torch.zeros(b, **i64)
+        self.collisions = torch.zeros(b, **i64)
+        self.collisions_capped = torch.zeros(b, **i64)
+        self.just_finished = torch.zeros(b, **boolean)
+        self.episode_winner = torch.full((b,), -1, **i64)
+        self.episode_reason = torch.zeros(b, **i64)
+        self.episode_turns = torch.zeros(b, **i64)
+        # Scratch buffers reused every turn.
+        self._elapsed = torch.zeros(b, **f)
+        self._finish_time = torch.full((4, b), math.inf, **f)
+        self._pair = {name: torch.zeros(6, b, **f) for name in ("px", "py", "vx", "vy")}
+        self._inf = torch.tensor(math.inf, **f)
+        self._zero = torch.tensor(0.0, **f)
+        self._step_fn = self._step_impl
+
+    # ------------------------------------------------------- public views
+
+    x = property(lambda self: self._x.T, doc="[B, 4] pod x (integers after each turn).")
+    y = property(lambda self: self._y.T, doc="[B, 4] pod y.")
+    vx = property(lambda self: self._vx.T, doc="[B, 4] pod velocity x (integers after each turn).")
+    vy = property(lambda self: self._vy.T, doc="[B, 4] pod velocity y.")
+    angle = property(lambda self: self._angle.T, doc="[B, 4] heading in degrees, [0, 360).")
+    next_cp = property(lambda self: self._next_cp.T, doc="[B, 4] index of each pod's next checkpoint.")
+    passed = property(lambda self: self._passed.T, doc="[B, 4] checkpoints passed (1 at the start).")
+    shield_cd = property(lambda self: self._shield_cd.T, doc="[B, 4] turns of forced zero thrust left.")
+    boost_available = property(lambda self: self._boost_available.T, doc="[B, 4] boost not used yet.")
+    shield_active = property(lambda self: self._shield_active.T, doc="[B, 4] shielded this turn (mass 10).")
+    timeouts = property(lambda self: self._timeouts.T, doc="[B, 2] turns left to pass a checkpoint.")
+    passes = property(lambda self: self._passes.T, doc="[B, 4] checkpoints passed during the last step.")
+    invalid_commands = property(lambda self: self._invalid.T, doc="[B, 2] sanitised command values.")
+    episode_passed = property(lambda self: self._episode_passed.T, doc="[B, 2] best pod's passes at the end.")
+    cp_x = property(lambda self: self._cp_x.T, doc="[B, 8] checkpoint x (padded with checkpoint 0).")
+    cp_y = property(lambda self: self._cp_y.T, doc="[B, 8] checkpoint y.")
+
+    # ------------------------------------------------------------------ setup
+
+    def compile(self, **kwargs: object) -> None:
+        """Run `step` through `torch.compile` (optional; measure before relying on it)."""
+        self._step_fn = torch.compile(self._step_impl, **kwargs)  # type: ignore[call-overload]
+
+    def track_pool(self) -> Tracks:
+        """Tracks that auto-reset draws from; generated on first use, renewed by `refresh_track_pool`."""
+        if self._pool is None:
+            self.refresh_track_pool()
+        assert self._pool is not None
+        return self._pool
+
+    def refresh_track_pool(self) -> None:
+        self._pool = generate_tracks(
+            self.track_pool_size, self.config, device=self.device, dtype=self.dtype, generator=self.generator
+        )
+
+    def reset(self) -> None:
+        """Every race restarts on a random track from the pool; counters restart from 0."""
+        self._reset_where(torch.ones(self.num_races, dtype=torch.bool, device=self.device))
+        for counter in (self.collisions, self.collisions_capped, self._invalid, self._passes):
+            counter.zero_()
+        self.just_finished.zero_()
+
+    def load_tracks(self, tracks: Sequence[Sequence[tuple[int, int]]]) -> None:
+        """Start race i on `tracks[i]` (explicit checkpoint lists, e.g. from `engine.generate_track`)."""
+        if len(tracks) != self.num_races:
+            raise ValueError(f"expected {self.num_races} tracks, got {len(tracks)}")
+        cx = torch.zeros(self.num_races, MAX_CHECKPOINTS, dtype=self.dtype)
+        cy = torch.zeros_like(cx)
+        count = torch.zeros(self.num_races, dtype=torch.long)
+        for i, track in enumerate(tracks):
+            if not 2 <= len(track) <= MAX_CHECKPOINTS:
+                raise ValueError(f"track {i} has {len(track)} checkpoints (2..{MAX_CHECKPOINTS} allowed)")
+            padded = list(track) + [track[0]] * (MAX_CHECKPOINTS - len(track))
+            cx[i] = torch.tensor([float(p[0]) for p in padded], dtype=self.dtype)
+            cy[i] = torch.tensor([float(p[1]) for p in padded], dtype=self.dtype)
+            count[i] = len(track)
+        tracks_t = Tracks(cx.to(self.device), cy.to(self.device), count.to(self.device))
+        self._start(torch.ones(self.num_races, dtype=torch.bool, device=self.device), tracks_t)
+
+    def load_races(self, races: Sequence[Race]) -> None:
+        """Copy the full state of reference races (tracks, pods, counters) into the batch."""
+        if len(races) != self.num_races:
+            raise ValueError(f"expected {self.num_races} races, got {len(races)}")
+        for n, race in enumerate(races):
+            self.set_race(n, race)
+
+    def set_race(self, n: int, race: Race) -> None:
+        """Overwrite race n with a reference race's state (setup and tests; this one syncs)."""
+        track = list(race.checkpoints)
+        if not 2 <= len(track) <= MAX_CHECKPOINTS:
+            raise ValueError(f"a track has {len(track)} checkpoints (2..{MAX_CHECKPOINTS} allowed)")
+        padded = track + [track[0]] * (MAX_CHECKPOINTS - len(track))
+        self._cp_x[:, n] = torch.tensor([float(p[0]) for p in padded], dtype=self.dtype)
+        self._cp_y[:, n] = torch.tensor([float(p[1]) for p in padded], dtype=self.dtype)
+        self.num_checkpoints[n] = len(track)
+        self.total_passes[n] = len(track) * self.config.laps + 1
+        names = {"next_cp": "next_checkpoint", "passed": "checkpoints_passed", "shield_cd": "shield_cooldown"}
+        for attr in _POD_FIELDS:
+            tensor = getattr(self, "_" + attr)
+            values = [getattr(pod, names.get(attr, attr)) for pod in race.pods]
+            tensor[:, n] = torch.tensor(values, dtype=tensor.dtype)
+        self._timeouts[:, n] = torch.tensor(list(race.timeouts))
+        self.turn[n] = race.turn
+        self.finished[n] = race.finished
+        self.winner[n] = -1 if race.winner is None else race.winner
+        codes = {v: k for k, v in REASONS.items()}
+        self.reason[n] = codes.get(race.reason, REASON_RUNNING)
+
+    def _start(self, mask: torch.Tensor, tracks: Tracks) -> None:
+        """Put the races in `mask` [B] on the start grid of `tracks` (rows aligned with the batch)."""
+        m = mask[None, :]
+        self._cp_x.copy_(torch.where(m, tracks.x.T, self._cp_x))
+        self._cp_y.copy_(torch.where(m, tracks.y.T, self._cp_y))
+        self.num_checkpoints.copy_(torch.where(mask, tracks.count, self.num_checkpoints))
+        self.total_passes.copy_(self.num_checkpoints * self.config.laps + 1)
+        sx, sy = start_positions(tracks.x, tracks.y)
+        self._x.copy_(torch.where(m, sx.T, self._x))
+        self._y.copy_(torch.where(m, sy.T, self._y))
+        for t in (self._vx, self._vy, self._angle):
+            t.masked_fill_(m, 0.0)
+        self._next_cp.masked_fill_(m, 1)
+        self._passed.masked_fill_(m, 1)
+        self._shield_cd.masked_fill_(m, 0)
+        self._boost_available.masked_fill_(m, True)
+        self._shield_active.masked_fill_(m, False)
+        self._timeouts.masked_fill_(m, self.config.timeout_turns)
+        self.turn.masked_fill_(mask, 0)
+        self.finished.masked_fill_(mask, False)
+        self.winner.masked_fill_(mask, -1)
+        self.winning_pod.masked_fill_(mask, -1)
+        self.reason.masked_fill_(mask, REASON_RUNNING)
+
+    def _reset_where(self, mask: torch.Tensor) -> None:
+        pool = self.track_pool()
+        size = pool.count.shape[0]
+        idx = torch.randint(size, (self.num_races,), generator=self.generator, device=self.device)
+        self._start(mask, Tracks(pool.x[idx], pool.y[idx], pool.count[idx]))
+
+    # ------------------------------------------------------------------- turn
+
+    def step(
+        self,
+        target: torch.Tensor,
+        thrust: torch.Tensor,
+        boost: torch.Tensor | None = None,
+        shield: torch.Tensor | None = None,
+    ) -> None:
+        """Play one turn in every unfinished race.
+
+        target [B, 4, 2] (map units), thrust [B, 4] (0..max_thrust, rounded half up), boost / shield [B, 4]
+        bool (shield wins over boost, boost over thrust). Non-finite targets (the pod keeps its
+        heading) and non-finite or out-of-range thrusts (0, or clamped) are fixed and counted in
+        `invalid_commands`. Never synchronises with the host.
+        """
+        if boost is None:
+            boost = torch.zeros(self.num_races, 4, dtype=torch.bool, device=self.device)
+        if shield is None:
+            shield = torch.zeros(self.num_races, 4, dtype=torch.bool, device=self.device)
+        self._step_fn(target, thrust, boost, shield)
+
+    def _step_impl(
+        self, target: torch.Tensor, thrust: torch.Tensor, boost: torch.Tensor, shield: torch.Tensor
+    ) -> None:
+        cfg = self.config
+        active = ~self.finished
+        act = active[None, :]
+        tx, ty, power = self._sanitise(target, thrust, act)
+        boost = boost.T.to(torch.bool) & act
+        shield = shield.T.to(torch.bool) & act
+
+        # 1. Shield, cooldown and boost resolve into a thrust per pod (reference `_resolve_thrust`).
+        blocked = (self._shield_cd > 0) & ~shield & act
+        self._shield_cd.sub_(blocked.to(torch.long))
+        self._shield_cd.masked_fill_(shield, SHIELD_COOLDOWN)
+        self._shield_active.copy_(shield)
+        wants_boost = boost & ~shield & ~blocked
+        avail = self._boost_available
+        if cfg.boost_per_team:
+            # Pods resolve in order: a player's second pod boosts only if its first one did not.
+            first = wants_boost[0::2] & avail[0::2]
+            second = wants_boost[1::2] & avail[1::2] & ~first
+            used = torch.stack((first[0], second[0], first[1], second[1]))
+            team_used = first | second
+            avail[0::2] &= ~team_used
+            avail[1::2] &= ~team_used
+        else:
+            used = wants_boost & avail
+            avail &= ~used
+        power = torch.where(wants_boost, float(cfg.max_thrust), power)
+        power = torch.where(used, float(BOOST_THRUST), power)
+        power = torch.where(shield | blocked | ~act, 0.0, power)
+
+        # 2. Rotation towards the target, free on each race's first turn.
+        x, y, angle = self._x, self._y, self._angle
+        dx = tx - x
+        dy = ty - y
+        keep = ((dx == 0.0) & (dy == 0.0)) | ~act
+        aim = _normalize_angle(torch.atan2(dy, dx) * RAD_TO_DEG)
+        diff = aim - angle
+        diff = torch.where(diff > 180.0, diff - 360.0, torch.where(diff <= -180.0, diff + 360.0, diff))
+        turned = _normalize_angle(angle + torch.where(diff > 0.0, MAX_ROTATION, -MAX_ROTATION))
+        snap = (torch.abs(diff) <= MAX_ROTATION) | (self.turn == 0)[None, :]
+        angle.copy_(torch.where(keep, angle, torch.where(snap, aim, turned)))
+
+        # 3. Thrust along the new heading.
+        rad = angle * DEG_TO_RAD
+        self._vx.add_(torch.cos(rad) * power)
+        self._vy.add_(torch.sin(rad) * power)
+
+        # 4. Movement: collision after collision, then the rest of the turn.
+        mass = torch.where(self._shield_active, SHIELD_MASS, 1.0).to(self.dtype)
+        elapsed = self._elapsed
+        elapsed.zero_()
+        self._finish_time.fill_(math.inf)
+        self._passes.zero_()
+        for _ in range(self.collision_iters):
+            t, pair, has = self._first_collision(elapsed, active)
+            dt = torch.where(has, t, self._zero)
+            self._advance(elapsed, dt)
+            elapsed.add_(dt)
+            self._bounce(pair, has, mass)
+            self.collisions.add_(has.to(torch.long))
+        # The cap counts only when one more collision was due (as in the reference).
+        _, _, pending = self._first_collision(elapsed, active)
+        self.collisions_capped.add_(pending.to(torch.long))
+        self._advance(elapsed, torch.where(active, 1.0 - elapsed, self._zero))
+
+        # 5. Friction and rounding.
+        self._vx.copy_(torch.where(act, torch.trunc(self._vx * FRICTION) + 0.0, self._vx))
+        self._vy.copy_(torch.where(act, torch.trunc(self._vy * FRICTION) + 0.0, self._vy))
+        x.copy_(_round_half_away(x))
+        y.copy_(_round_half_away(y))
+        self.turn.add_(active.to(torch.long))
+
+        # 6. Win beats timeout, timeout beats the turn limit.
+        self._check_end(active)
+        if self.auto_reset:
+            self._reset_where(self.just_finished)
+
+    def _sanitise(
+        self, target: torch.Tensor, thrust: torch.Tensor, act: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Replace what cannot be played and count it per player (tensor ops only)."""
+        target = target.to(self.dtype)
+        tx = target[..., 0].T
+        ty = target[..., 1].T
+        thrust = thrust.T.to(self.dtype)
+        bad_target = ~(torch.isfinite(tx) & torch.isfinite(ty))
+        tx = torch.where(bad_target, self._x, tx)
+        ty = torch.where(bad_target, self._y, ty)
+        finite = torch.isfinite(thrust)
+        top = float(self.config.max_thrust)
+        bad_thrust = ~finite | (thrust < 0.0) | (thrust > top)
+        # Whole numbers, halves up, as the JSON sanitiser does (the value is >= 0 here).
+        power = torch.floor(torch.clamp(torch.where(finite, thrust, 0.0), 0.0, top) + 0.5)
+        bad = (bad_target.to(torch.long) + bad_thrust.to(torch.long)) * act.to(torch.long)
+        self._invalid.add_(bad.view(2, 2, -1).sum(1))
+        return tx, ty, power
+
+    def _pairs(self, src: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        """out[k] = src[i] - src[j] for the 6 pairs (i, j) in `PAIRS` order, by slicing."""
+        torch.sub(src[0:1], src[1:4], out=out[0:3])
+        torch.sub(src[1:2], src[2:4], out=out[3:5])
+        torch.sub(src[2:3], src[3:4], out=out[5:6])
+        return out
+
+    def _first_collision(
+        self, elapsed: torch.Tensor, active: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Earliest valid impact time per race over the 6 pairs (the first pair on exact ties),
+        the pods of that pair [2, B], and whether there is one."""
+        buf = self._pair
+        px = self._pairs(self._x, buf["px"])
+        py = self._pairs(self._y, buf["py"])
+        vx = self._pairs(self._vx, buf["vx"])
+        vy = self._pairs(self._vy, buf["vy"])
+        a = vx * vx + vy * vy
+        b = 2.0 * (px * vx + py * vy)
+        c = px * px + py * py - COLLISION_DISTANCE_SQ
+        disc = b * b - 4.0 * a * c
+        # sqrt of a negative is slow on CPU and never used: clamp it away.
+        t = (-b - torch.sqrt(torch.clamp_min(disc, 0.0))) / (2.0 * a)
+        # The reference's `a == 0` test is implied: a == 0 means v == 0 exactly, so b == 0.
+        valid = (c > 0.0) & (b < 0.0) & (disc >= 0.0) & (t > 0.0) & (elapsed + t < 1.0)
+        t = torch.where(valid, t, self._inf)
+        best = t[0]
+        first = torch.zeros_like(self.turn)
+        second = torch.ones_like(self.turn)
+        for pair in range(1, 6):
+            better = t[pair] < best
+            best = torch.where(better, t[pair], best)
+            first = torch.where(better, PAIRS[pair][0], first)
+            second = torch.where(better, PAIRS[pair][1], second)
+        has = (best < math.inf) & active
+        return best, torch.stack((first, second)), has
+
+    def _advance(self, elapsed: torch.Tensor, dt: torch.Tensor) -> None:
+        """Move every pod by v * dt and pass its next checkpoint if the segment enters it."""
+        dx = self._vx * dt
+        dy = self._vy * dt
+        qx = self._x - self._cp_x.gather(0, self._next_cp)
+        qy = self._y - self._cp_y.gather(0, self._next_cp)
+        c = qx * qx + qy * qy - CHECKPOINT_SWEEP_RADIUS_SQ
+        a = dx * dx + dy * dy
+        b = 2.0 * (qx * dx + qy * dy)
+        disc = b * b - 4.0 * a * c
+        u = (-b - torch.sqrt(torch.clamp_min(disc, 0.0))) / (2.0 * a)
+        # The reference's `a == 0` test is implied: then b == disc == 0 and u = 0 / 0 is NaN.
+        hit = (c > 0.0) & (disc >= 0.0) & (u >= 0.0) & (u <= 1.0)
+        self._x.add_(dx)
+        self._y.add_(dy)
+        hit_l = hit.to(torch.long)
+        self._next_cp.add_(hit_l)
+        # (next + 1) % count, as a compare: integer division is slow on CPU.
+        self._next_cp.masked_fill_(self._next_cp >= self.num_checkpoints, 0)
+        self._passed.add_(hit_l)
+        self._passes.add_(hit_l)
+        self._timeouts.masked_fill_(hit.view(2, 2, -1).any(1), self.config.timeout_turns)
+        done = hit & (self._passed == self.total_passes)
+        self._finish_time.copy_(torch.where(done, elapsed + u * dt, self._finish_time))
+
+    def _bounce(self, pair: torch.Tensor, has: torch.Tensor, mass: torch.Tensor) -> None:
+        """Elastic bounce of pods pair[0], pair[1] in each race where `has`, 120 minimum impulse."""
+        i = pair[0:1]
+        j = pair[1:2]
+        x, y, vx, vy = self._x, self._y, self._vx, self._vy
+        vx1, vy1, vx2, vy2 = vx.gather(0, i), vy.gather(0, i), vx.gather(0, j), vy.gather(0, j)
+        m1, m2 = mass.gather(0, i), mass.gather(0, j)
+        nx = x.gather(0, i) - x.gather(0, j)
+        ny = y.gather(0, i) - y.gather(0, j)
+        dvx = vx1 - vx2
+        dvy = vy1 - vy2
+        denom = (nx * nx + ny * ny) * (1.0 / m1 + 1.0 / m2)
+        nd = nx * dvx + ny * dvy
+        fx = nx * nd / denom
+        fy = ny * nd / denom
+        vx1 = vx1 - fx / m1
+        vy1 = vy1 - fy / m1
+        vx2 = vx2 + fx / m2
+        vy2 = vy2 + fy / m2
+        length = torch.sqrt(fx * fx + fy * fy)
+        scale = torch.where((length < MIN_IMPULSE) & (length != 0.0), MIN_IMPULSE / length, 1.0)
+        fx = fx * scale
+        fy = fy * scale
+        h = has[None, :]
+        vx.scatter_(0, i, torch.where(h, vx1 - fx / m1, vx.gather(0, i)))
+        vy.scatter_(0, i, torch.where(h, vy1 - fy / m1, vy.gather(0, i)))
+        vx.scatter_(0, j, torch.where(h, vx2 + fx / m2, vx.gather(0, j)))
+        vy.scatter_(0, j, torch.where(h, vy2 + fy / m2, vy.gather(0, j)))
+
+    def _check_end(self, active: torch.Tensor) -> None:
+        cfg = self.config
+        self._timeouts.sub_(active.to(torch.long))
+        first_time, first_pod = self._finish_time[0], torch.zeros_like(self.turn)
+        for pod in range(1, 4):
+            earlier = self._finish_time[pod] < first_time
+            first_time = torch.where(earlier, self._finish_time[pod], first_time)
+            first_pod = torch.where(earlier, pod, first_pod)
+        won = (first_time < math.inf) & active
+        out = self._timeouts <= 0
+        timed_out = (out[0] | out[1]) & active & ~won
+        one_out = out[0] ^ out[1]
+        over = (self.turn >= cfg.max_turns) & active & ~won & ~timed_out
+        winner = torch.where(
+            won, first_pod // 2, torch.where(timed_out & one_out, out[0].to(torch.long), self.leader())
+        )
+        ended = won | timed_out | over
+        reason = torch.where(won, REASON_WON, torch.where(timed_out, REASON_TIMEOUT, REASON_TURN_LIMIT))
+        self.winner.copy_(torch.where(ended, winner, self.winner))
+        self.winning_pod.copy_(torch.where(won, first_pod, self.winning_pod))
+        self.reason.copy_(torch.where(ended, reason, self.reason))
+        self.finished |= ended
+        self.just_finished.copy_(ended)
+        self.episode_winner.copy_(torch.where(ended, self.winner, self.episode_winner))
+        self.episode_reason.copy_(torch.where(ended, self.reason, self.episode_reason))
+        self.episode_turns.copy_(torch.where(ended, self.turn, self.episode_turns))
+        best = torch.maximum(self._passed[0::2], self._passed[1::2])
+        self._episode_passed.copy_(torch.where(ended[None, :], best, self._episode_passed))
+
+    # ---------------------------------------------------------------- ranking
+
+    def distance_sq(self) -> torch.Tensor:
+        """[B, 4] squared distance of each pod to its next checkpoint (the ranking tie-break)."""
+        dx = self._x - self._cp_x.gather(0, self._next_cp)
+        dy = self._y - self._cp_y.gather(0, self._next_cp)
+        return (dx * dx + dy * dy).T
+
+    def leader(self) -> torch.Tensor:
+        """[B] player ahead by its best pod (passes, then distance), -1 when exactly level."""
+        dist = self.distance_sq().T
+        passed = self._passed
+        second = (passed[1::2] > passed[0::2]) | ((passed[1::2] == passed[0::2]) & (dist[1::2] < dist[0::2]))
+        best_passed = torch.where(second, passed[1::2], passed[0::2])
+        best_dist = torch.where(second, dist[1::2], dist[0::2])
+        zero_ahead = (best_passed[0] > best_passed[1]) | (
+            (best_passed[0] == best_passed[1]) & (best_dist[0] < best_dist[1])
+        )
+        level = (best_passed[0] == best_passed[1]) & (best_dist[0] == best_dist[1])
+        return torch.where(level, -1, torch.where(zero_ahead, 0, 1))
