@@ -1,0 +1,125 @@
+"""One attempt at one match: claim it, open the bots, play, finish in one transaction.
+
+Safe to run any number of times for the same match (redelivered tasks, the reaper's requeues,
+a second worker): only the attempt that holds the claim writes anything, and a finished match is
+never touched again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+import uuid
+from enum import StrEnum
+
+from services.match_runner import metrics
+from services.match_runner.runner import MatchLost, PlayedMatch, play_match
+from services.match_runner.seats import close_seats, open_seats
+from services.match_runner.store import MatchPlan, claim_match, fail_match, finish_match, heartbeat, load_plan
+from shared.config import Settings, get_settings
+from shared.games.base import Game
+from shared.games.registry import get_game
+
+log = logging.getLogger(__name__)
+
+
+class Outcome(StrEnum):
+    FINISHED = "finished"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    """Not ours to play: finished already, running elsewhere, cancelled or unknown."""
+    LOST = "lost"
+    """We played, but the match was taken away meanwhile; our result was dropped."""
+
+
+class NoBotReachable(Exception):
+    """Every bot failed to start or to answer its health check: there is no contest to play."""
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}/{os.getpid()}"
+
+
+def _deadline(settings: Settings) -> float:
+    """When to stop playing and finish with current standings, well before Celery's soft limit."""
+    margin = max(5.0, settings.match_soft_time_limit_s * 0.05)
+    return time.monotonic() + max(1.0, settings.match_soft_time_limit_s - margin)
+
+
+async def _play(
+    plan: MatchPlan, game: Game, attempt: int, settings: Settings, deadline: float
+) -> PlayedMatch:
+    opened = await open_seats(plan.seats, plan.game, settings)
+    try:
+        if not any(seat.reachable for seat in opened):
+            reasons = "; ".join(
+                f"slot {seat.slot} ({seat.bot_name}): {opened[i].problem}"
+                for i, seat in enumerate(plan.seats)
+            )
+            raise NoBotReachable(f"no bot could be reached: {reasons}")
+
+        async def beat() -> bool:
+            return await asyncio.to_thread(heartbeat, plan.id, attempt)
+
+        played = await play_match(
+            game,
+            match_id=str(plan.id),
+            seed=plan.seed,
+            config=plan.config,
+            clients=[seat.client for seat in opened],
+            settings=settings,
+            heartbeat=beat,
+            deadline=deadline,
+        )
+    finally:
+        await close_seats(opened)
+    for stats, seat in zip(played.stats, opened, strict=True):
+        if seat.problem:
+            stats.error_samples.insert(0, {"turn": None, "error": f"before the match: {seat.problem}"})
+    return played
+
+
+def run_match(match_id: uuid.UUID, settings: Settings | None = None) -> Outcome:
+    """Play a match if it is ours to play; see the module docstring for the guarantees."""
+    settings = settings or get_settings()
+    attempt = claim_match(match_id, worker_name(), settings.stale_match_after_s)
+    if attempt is None:
+        log.info("match %s is not ours to play (finished, running elsewhere or unknown)", match_id)
+        return Outcome.SKIPPED
+    if attempt > settings.max_match_attempts:
+        fail_match(match_id, attempt, f"gave up after {attempt - 1} attempts")
+        return Outcome.FAILED
+    deadline = _deadline(settings)
+    started = time.monotonic()
+    try:
+        plan = load_plan(match_id)
+        game = get_game(plan.game)
+    except Exception as exc:
+        log.exception("cannot load match %s", match_id)
+        fail_match(match_id, attempt, f"cannot load the match: {type(exc).__name__}: {exc}")
+        return Outcome.FAILED
+    log.info("playing match %s (%s, attempt %d)", match_id, plan.game, attempt)
+    try:
+        played = asyncio.run(_play(plan, game, attempt, settings, deadline))
+    except MatchLost:
+        log.warning("match %s was taken away from this worker; dropping our result", match_id)
+        return Outcome.LOST
+    except NoBotReachable as exc:
+        fail_match(match_id, attempt, str(exc))
+        metrics.MATCHES.labels(plan.game, "failed").inc()
+        return Outcome.FAILED
+    except Exception as exc:
+        log.exception("match %s crashed", match_id)
+        fail_match(match_id, attempt, f"runner error: {type(exc).__name__}: {exc}")
+        metrics.MATCHES.labels(plan.game, "failed").inc()
+        return Outcome.FAILED
+    if not finish_match(match_id, attempt, played):
+        log.warning("match %s was taken away before it finished; dropping our result", match_id)
+        return Outcome.LOST
+    metrics.MATCHES.labels(plan.game, "finished").inc()
+    metrics.MATCH_DURATION.labels(plan.game).observe(time.monotonic() - started)
+    log.info("match %s finished after %d turns (%s)", match_id, played.turns, played.end_reason)
+    return Outcome.FINISHED

@@ -1,0 +1,166 @@
+"""The turn loop: plays one match between bots, whatever the game.
+
+Each turn every active player's bot is asked in parallel; a bot that times out or answers badly
+plays the game's default action (the game receives None), and a bot that fails
+`max_consecutive_failures` turns in a row forfeits. The loop knows the game only through
+shared.games.base, so the same code plays podracing, battle and any future game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from services.match_runner import metrics
+from services.match_runner.stats import PlayerStats
+from shared.botclient import TurnReply
+from shared.config import Settings
+from shared.games.base import JSON, Game, MatchResult
+from shared.games.replay import ReplayRecorder
+
+log = logging.getLogger(__name__)
+
+
+class TurnClient(Protocol):
+    """What the loop needs from a bot: HttpBotConnection over TCP or a Unix socket, or a stand-in."""
+
+    async def turn(
+        self, *, match_id: str, game: str, player: int, turn: int, timeout_ms: int, observation: Any
+    ) -> TurnReply: ...
+
+
+class UnreachableBot:
+    """Stands in for a bot we could not even connect to (refused endpoint, sandbox that did not
+    start): every turn fails at once with the same reason, so it forfeits like any failing bot."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    async def turn(self, **_: Any) -> TurnReply:
+        return TurnReply(None, 0.0, self.reason)
+
+
+class MatchLost(Exception):
+    """This worker no longer owns the match (the reaper gave it to another worker); stop playing."""
+
+
+@dataclass
+class PlayedMatch:
+    result: MatchResult
+    replay: dict[str, Any]
+    stats: list[PlayerStats]
+    turns: int
+    end_reason: str
+
+
+Heartbeat = Callable[[], Awaitable[bool]]
+"""Records that the match is alive; returns False when the match is no longer ours."""
+
+
+async def _heartbeats(beat: Heartbeat, interval_s: float, lost: asyncio.Event) -> None:
+    while True:
+        await asyncio.sleep(interval_s)
+        try:
+            if not await beat():
+                lost.set()
+                return
+        except Exception:  # a database hiccup must not kill the match; the next beat retries
+            log.warning("heartbeat failed", exc_info=True)
+
+
+async def play_match(
+    game: Game,
+    *,
+    match_id: str,
+    seed: int,
+    config: dict[str, JSON],
+    clients: Sequence[TurnClient],
+    settings: Settings,
+    heartbeat: Heartbeat | None = None,
+    deadline: float | None = None,
+) -> PlayedMatch:
+    """Play a whole match and return its result, replay and per-player figures.
+
+    `deadline` (time.monotonic()) ends the match early with the current standings and end reason
+    "time_limit", so a slow match still finishes cleanly before the task's hard time limit.
+    Raises MatchLost if `heartbeat` reports that the match was taken away from this worker.
+    """
+    num_players = len(clients)
+    match = game.create_match(seed, config, num_players)
+    recorder = ReplayRecorder(game.name, seed, config, num_players, match)
+    stats = [PlayerStats() for _ in clients]
+    pending_forfeits: list[int] = []
+    lost = asyncio.Event()
+    beats = (
+        asyncio.create_task(_heartbeats(heartbeat, settings.heartbeat_interval_s, lost))
+        if heartbeat
+        else None
+    )
+    end_reason: str | None = None
+    latency = metrics.TURN_LATENCY.labels(game.name)
+    try:
+        while True:
+            for player in pending_forfeits:
+                match.forfeit(player)
+            if match.finished:
+                recorder.record_final_forfeits(pending_forfeits)
+                break
+            if lost.is_set():
+                raise MatchLost(match_id)
+            if deadline is not None and time.monotonic() >= deadline:
+                recorder.record_final_forfeits(pending_forfeits)
+                end_reason = "time_limit"
+                break
+            turn = match.turn
+            timeout_ms = settings.first_turn_timeout_ms if turn == 0 else settings.turn_timeout_ms
+            active = [p for p in range(num_players) if not stats[p].forfeited]
+            replies = await asyncio.gather(
+                *(
+                    clients[p].turn(
+                        match_id=match_id,
+                        game=game.name,
+                        player=p,
+                        turn=turn,
+                        timeout_ms=timeout_ms,
+                        observation=match.observation(p),
+                    )
+                    for p in active
+                )
+            )
+            actions: list[JSON | None] = [None] * num_players
+            forfeits_now, pending_forfeits = pending_forfeits, []
+            for player, reply in zip(active, replies, strict=True):
+                stats[player].record(turn, reply)
+                if reply.ok:
+                    actions[player] = reply.action
+                    latency.observe(reply.latency_ms / 1000)
+                else:
+                    metrics.BOT_FAILURES.labels(game.name, "timeout" if reply.timed_out else "error").inc()
+                    if stats[player].consecutive_failures >= settings.max_consecutive_failures:
+                        stats[player].forfeited = True
+                        stats[
+                            player
+                        ].forfeit_reason = (
+                            f"forfeited after {stats[player].consecutive_failures} failed turns in a row"
+                        )
+                        pending_forfeits.append(player)
+            recorder.record_turn(actions, forfeits_now, match.step(actions))
+    finally:
+        if beats is not None:
+            beats.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beats
+    replay = recorder.finish(match)
+    result = match.result()
+    return PlayedMatch(
+        result=result,
+        replay=replay,
+        stats=stats,
+        turns=match.turn,
+        end_reason=end_reason or result.reason,
+    )

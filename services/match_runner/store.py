@@ -1,0 +1,227 @@
+"""The match runner's database work: claiming a match, heartbeats, and finishing exactly once.
+
+Ownership of a match is (status "running", attempts = N): claiming increments `attempts`, and
+every later write checks that the attempt number is still ours. A worker that was presumed dead and
+comes back can therefore never overwrite the result of the attempt that replaced it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import func, select, text, update
+from sqlalchemy.orm import Session, selectinload
+
+from services.match_runner.runner import PlayedMatch
+from shared import ratings
+from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Replay
+from shared.db.session import get_engine, session_scope
+from shared.games.replay import compress
+
+_CLAIM = text(
+    """
+    UPDATE matches
+       SET status = 'running', attempts = attempts + 1, worker = :worker,
+           heartbeat_at = now(), started_at = now(), error = NULL
+     WHERE id = :id
+       AND (status = 'queued'
+            OR (status = 'running' AND (heartbeat_at IS NULL
+                                        OR heartbeat_at < now() - make_interval(secs => :stale))))
+    RETURNING attempts
+    """
+)
+
+
+def claim_match(match_id: uuid.UUID, worker: str, stale_after_s: float) -> int | None:
+    """Atomically take a queued (or abandoned) match; our attempt number, or None if not ours to play.
+
+    None covers every redelivery case: the match is finished, failed, cancelled, unknown, or
+    running with a fresh heartbeat on another worker.
+    """
+    with get_engine().begin() as conn:
+        row = conn.execute(_CLAIM, {"id": match_id, "worker": worker, "stale": stale_after_s}).first()
+    return int(row[0]) if row else None
+
+
+def heartbeat(match_id: uuid.UUID, attempt: int) -> bool:
+    """Mark the match alive; False when it is no longer ours (requeued by the reaper, cancelled)."""
+    with get_engine().begin() as conn:
+        result = conn.execute(
+            update(Match)
+            .where(Match.id == match_id, Match.status == "running", Match.attempts == attempt)
+            .values(heartbeat_at=func.now())
+        )
+    return result.rowcount == 1
+
+
+def fail_match(match_id: uuid.UUID, attempt: int | None, error: str) -> bool:
+    """Mark a match failed (not rated). With an attempt number, only if that attempt still owns it."""
+    with get_engine().begin() as conn:
+        stmt = update(Match).where(Match.id == match_id)
+        if attempt is not None:
+            stmt = stmt.where(Match.status == "running", Match.attempts == attempt)
+        result = conn.execute(
+            stmt.values(status="failed", error=error[:2000], finished_at=datetime.now(UTC), worker=None)
+        )
+    return result.rowcount == 1
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """One participant as the runner needs it: how to reach the bot and with which secret."""
+
+    slot: int
+    bot_id: uuid.UUID
+    bot_name: str
+    kind: str
+    endpoint: str | None
+    secret_encrypted: bytes
+    source: str | None = None
+    contract: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MatchPlan:
+    id: uuid.UUID
+    game: str
+    seed: int
+    config: dict[str, Any]
+    rated: bool
+    seats: list[Seat] = field(default_factory=list)
+
+
+def load_plan(match_id: uuid.UUID) -> MatchPlan:
+    """Everything needed to play the match, read once; the version is the one pinned at creation."""
+    with session_scope() as session:
+        match = session.scalars(
+            select(Match)
+            .where(Match.id == match_id)
+            .options(selectinload(Match.participants).selectinload(MatchParticipant.bot))
+        ).one()
+        seats = []
+        for participant in match.participants:
+            bot: Bot = participant.bot
+            version_id = participant.bot_version_id or bot.current_version_id
+            version = session.get(BotVersion, version_id) if version_id else None
+            seats.append(
+                Seat(
+                    slot=participant.slot,
+                    bot_id=bot.id,
+                    bot_name=bot.name,
+                    kind=bot.kind,
+                    endpoint=bot.endpoint,
+                    secret_encrypted=bot.secret_encrypted,
+                    source=version.source if version else None,
+                    contract=version.contract if version else None,
+                )
+            )
+        return MatchPlan(
+            id=match.id,
+            game=match.game,
+            seed=match.seed,
+            config=dict(match.config or {}),
+            rated=match.rated,
+            seats=seats,
+        )
+
+
+def _lock_if_ours(session: Session, match_id: uuid.UUID, attempt: int) -> Match | None:
+    match = session.scalars(select(Match).where(Match.id == match_id).with_for_update()).one_or_none()
+    if match is None or match.status != "running" or match.attempts != attempt:
+        return None
+    return match
+
+
+def finish_match(match_id: uuid.UUID, attempt: int, played: PlayedMatch) -> bool:
+    """Write the result, ratings, replay and status in ONE transaction; False if no longer ours.
+
+    The match row is locked first and checked to be running with our attempt number, so two
+    attempts can never both finish (and rate) the same match.
+    """
+    now = datetime.now(UTC)
+    with session_scope() as session:
+        match = _lock_if_ours(session, match_id, attempt)
+        if match is None:
+            return False
+        participants: list[MatchParticipant] = list(
+            session.scalars(
+                select(MatchParticipant)
+                .where(MatchParticipant.match_id == match_id)
+                .order_by(MatchParticipant.slot)
+            )
+        )
+        by_player = {p.player: p for p in played.result.players}
+        for participant in participants:
+            outcome = by_player[participant.slot]
+            stats = played.stats[participant.slot]
+            participant.rank = outcome.rank
+            participant.score = outcome.score
+            participant.metrics = dict(outcome.metrics)
+            participant.errors = stats.errors
+            participant.timeouts = stats.timeouts
+            participant.forfeited = stats.forfeited
+            participant.latency_p50_ms = stats.latency_p50_ms
+            participant.latency_p99_ms = stats.latency_p99_ms
+            samples = list(stats.error_samples)
+            if stats.forfeit_reason:
+                samples.append({"turn": None, "error": stats.forfeit_reason})
+            participant.error_samples = samples
+        if match.rated:
+            changes = ratings.apply_match_result(
+                session,
+                match.game,
+                [p.bot_id for p in participants],
+                [by_player[p.slot].rank for p in participants],
+            )
+            for participant, change in zip(participants, changes, strict=True):
+                participant.mu_before, participant.sigma_before = change.before.mu, change.before.sigma
+                participant.mu_after, participant.sigma_after = change.after.mu, change.after.sigma
+        blob = compress(played.replay)
+        session.merge(
+            Replay(match_id=match_id, data=blob, size_bytes=len(blob), frames=len(played.replay["frames"]))
+        )
+        session.execute(
+            update(Bot).where(Bot.id.in_([p.bot_id for p in participants])).values(last_match_at=now)
+        )
+        match.status = "finished"
+        match.finished_at = now
+        match.heartbeat_at = now
+        match.turns = played.turns
+        match.end_reason = played.end_reason
+        match.error = None
+    return True
+
+
+_REQUEUE = text(
+    """
+    UPDATE matches SET status = 'queued', worker = NULL
+     WHERE status = 'running' AND attempts < :max_attempts
+       AND (heartbeat_at IS NULL OR heartbeat_at < now() - make_interval(secs => :stale))
+    RETURNING id
+    """
+)
+_GIVE_UP = text(
+    """
+    UPDATE matches
+       SET status = 'failed', worker = NULL, finished_at = now(),
+           error = 'abandoned: its worker stopped ' || attempts || ' times (heartbeat lost)'
+     WHERE status = 'running' AND attempts >= :max_attempts
+       AND (heartbeat_at IS NULL OR heartbeat_at < now() - make_interval(secs => :stale))
+    RETURNING id
+    """
+)
+
+
+def reap_stale(stale_after_s: float, max_attempts: int) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
+    """Requeue running matches whose worker stopped heartbeating; fail those out of attempts.
+
+    Returns (requeued ids, failed ids); the caller sends the requeued ones to the queue again.
+    """
+    params = {"stale": stale_after_s, "max_attempts": max_attempts}
+    with get_engine().begin() as conn:
+        failed = [row[0] for row in conn.execute(_GIVE_UP, params)]
+        requeued = [row[0] for row in conn.execute(_REQUEUE, params)]
+    return requeued, failed

@@ -1,0 +1,258 @@
+"""The runner's side of bot protocol v1: signed requests to one bot, over TCP or a Unix socket.
+
+One `HttpBotConnection` per bot per match keeps its connection alive between turns. Whatever the
+bot does (hangs, answers 500, redirects, sends garbage or a huge body, closes the connection), a
+turn ends within its timeout with a `TurnReply` that says what went wrong; nothing raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import ssl
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import httpx
+
+from shared.botclient.errors import BotEndpointError
+from shared.botclient.ssrf import PinnedTransport, resolve_endpoint
+from shared.config import Settings
+from shared.protocol.signing import Signer
+
+if importlib.util.find_spec("sniffio") is None:
+    # httpcore tries `import sniffio` several times per request; when it is not installed, every
+    # failed import searches sys.path again (about 1 ms per turn). A None entry fails at once.
+    sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
+
+PROTOCOL_VERSION = 1
+USER_AGENT = "arena-runner/1"
+UNIX_SOCKET_BASE_URL = "http://hosted-bot"
+BASE_HEADERS = {"user-agent": USER_AGENT, "accept": "application/json", "accept-encoding": "identity"}
+MAX_ERROR_TEXT = 200
+
+
+@dataclass(frozen=True, slots=True)
+class TurnReply:
+    """One bot's answer for one turn; `action` is None whenever `error` is set or it timed out."""
+
+    action: Any
+    latency_ms: float
+    error: str | None = None
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.timed_out
+
+
+class _BadAnswer(Exception):
+    """A bot answered, but not with something we accept."""
+
+
+@cache
+def _ssl_context() -> ssl.SSLContext:
+    """Loading the CA bundle costs milliseconds, so every connection shares one context."""
+    return httpx.create_ssl_context()
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_ERROR_TEXT else text[: MAX_ERROR_TEXT - 3] + "..."
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, httpx.ConnectError):
+        return _shorten(f"cannot connect: {exc}" if str(exc) else "cannot connect")
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return _shorten(f"broken HTTP answer: {exc}" if str(exc) else "connection closed without an answer")
+    if isinstance(exc, httpx.HTTPError):
+        return _shorten(f"{type(exc).__name__}: {exc}")
+    return _shorten(f"{type(exc).__name__}: {exc}")
+
+
+class HttpBotConnection:
+    """A keep-alive client for one bot: signs every request, never follows redirects, caps bodies.
+
+    The transport is the only thing that differs between an HTTP bot (TCP to the address checked by
+    the SSRF policy) and a hosted bot (the sandbox's Unix socket).
+    """
+
+    def __init__(
+        self,
+        base_url: str | httpx.URL,
+        secret: str,
+        transport: httpx.AsyncBaseTransport,
+        *,
+        max_response_bytes: int,
+    ) -> None:
+        try:
+            self._signer = Signer(secret)
+        except ValueError as exc:
+            raise BotEndpointError(f"bot secret is unusable: {exc}") from None
+        base = str(base_url).rstrip("/")
+        self._turn_url = httpx.URL(base + "/turn")  # parsed once, not on every turn
+        self._health_url = httpx.URL(base + "/health")
+        self._max_bytes = max_response_bytes
+        self._base_headers = {"host": self._turn_url.netloc.decode("ascii"), **BASE_HEADERS}
+        # The client owns the transport and its keep-alive pool (closed in aclose()); turns go to
+        # the transport directly, see _exchange().
+        self._client = httpx.AsyncClient(
+            transport=transport,
+            follow_redirects=False,
+            timeout=None,  # each call is bounded by asyncio.timeout, covering the whole exchange
+            trust_env=False,
+        )
+        self._transport = transport
+
+    @classmethod
+    async def open(cls, endpoint: str, secret: str, settings: Settings) -> HttpBotConnection:
+        """Connect to an HTTP bot's endpoint; raises EndpointRefused if the SSRF policy says no."""
+        resolved = await resolve_endpoint(
+            endpoint, dev_mode=settings.dev_mode, timeout_s=settings.health_timeout_s
+        )
+        inner = httpx.AsyncHTTPTransport(verify=_ssl_context(), retries=0, trust_env=False)
+        return cls(
+            resolved.url,
+            secret,
+            PinnedTransport(resolved, inner),
+            max_response_bytes=settings.max_response_bytes,
+        )
+
+    @classmethod
+    def over_unix_socket(cls, socket_path: str, secret: str, settings: Settings) -> HttpBotConnection:
+        """Connect to a hosted bot: the same protocol, carried over the sandbox's Unix socket."""
+        transport = httpx.AsyncHTTPTransport(uds=socket_path, retries=0, trust_env=False)
+        return cls(UNIX_SOCKET_BASE_URL, secret, transport, max_response_bytes=settings.max_response_bytes)
+
+    async def __aenter__(self) -> HttpBotConnection:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def _exchange(self, method: str, url: httpx.URL, msg_id: str, body: bytes) -> tuple[int, bytes]:
+        """One signed request, read up to the size cap.
+
+        The request goes straight to the client's transport (its keep-alive connection pool): the
+        client's cookie, auth and redirect layers are all things a bot must not get (cookies shared
+        between turns, followed redirects) and cost about a third of the CPU of a turn.
+        """
+        headers = {**self._base_headers, **self._signer.headers(msg_id, body)}
+        if body:
+            headers["content-type"] = "application/json"
+        request = httpx.Request(method, url, headers=headers, content=body)
+        response = await self._transport.handle_async_request(request)
+        stream = response.stream
+        assert isinstance(stream, httpx.AsyncByteStream)
+        try:
+            status = response.status_code
+            if 300 <= status < 400:
+                raise _BadAnswer(f"HTTP {status} redirect (redirects are not followed)")
+            declared = response.headers.get("content-length")
+            if declared is not None and declared.isdigit() and int(declared) > self._max_bytes:
+                raise _BadAnswer(f"answer is larger than {self._max_bytes} bytes")
+            data = b""
+            async for chunk in stream:
+                data += chunk
+                if len(data) > self._max_bytes:
+                    raise _BadAnswer(f"answer is larger than {self._max_bytes} bytes")
+        finally:
+            await stream.aclose()
+        return status, data
+
+    @staticmethod
+    def _error_from_body(status: int, data: bytes) -> str:
+        detail = ""
+        try:
+            parsed = json.loads(data)
+            if isinstance(parsed, dict) and isinstance(parsed.get("error"), str):
+                detail = ": " + parsed["error"]
+        except ValueError:
+            pass
+        return _shorten(f"HTTP {status}{detail}")
+
+    async def turn(
+        self,
+        *,
+        match_id: str,
+        game: str,
+        player: int,
+        turn: int,
+        timeout_ms: int,
+        observation: Any,
+    ) -> TurnReply:
+        """Ask the bot for its action; never raises, always returns within `timeout_ms`."""
+        payload = {
+            "protocol": PROTOCOL_VERSION,
+            "match_id": match_id,
+            "game": game,
+            "player": player,
+            "turn": turn,
+            "timeout_ms": timeout_ms,
+            "observation": observation,
+        }
+        body = json.dumps(payload, separators=(",", ":")).encode()
+        msg_id = f"{match_id}-{turn}-{player}"
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(timeout_ms / 1000):
+                status, data = await self._exchange("POST", self._turn_url, msg_id, body)
+        except TimeoutError:
+            return TurnReply(
+                None, (time.perf_counter() - started) * 1000, f"no answer within {timeout_ms} ms", True
+            )
+        except _BadAnswer as exc:
+            return TurnReply(None, (time.perf_counter() - started) * 1000, str(exc))
+        except (httpx.HTTPError, OSError, ssl.SSLError) as exc:
+            return TurnReply(None, (time.perf_counter() - started) * 1000, _describe(exc))
+        latency_ms = (time.perf_counter() - started) * 1000
+        if status != 200:
+            return TurnReply(None, latency_ms, self._error_from_body(status, data))
+        try:
+            answer = json.loads(data)
+        except ValueError:
+            return TurnReply(None, latency_ms, "answer is not valid JSON")
+        if not isinstance(answer, dict) or "action" not in answer:
+            return TurnReply(None, latency_ms, 'answer is not a JSON object with an "action"')
+        return TurnReply(answer["action"], latency_ms)
+
+    async def health(self, timeout_s: float) -> None:
+        """Signed `GET /health`; raises BotEndpointError unless the bot answers 200 {"status": "ok"}."""
+        msg_id = f"health-{uuid.uuid4().hex}"
+        try:
+            async with asyncio.timeout(timeout_s):
+                status, data = await self._exchange("GET", self._health_url, msg_id, b"")
+        except TimeoutError:
+            raise BotEndpointError(f"health check: no answer within {timeout_s:g} s") from None
+        except _BadAnswer as exc:
+            raise BotEndpointError(f"health check: {exc}") from None
+        except (httpx.HTTPError, OSError, ssl.SSLError) as exc:
+            raise BotEndpointError(f"health check: {_describe(exc)}") from None
+        if status != 200:
+            raise BotEndpointError(f"health check: {self._error_from_body(status, data)}")
+        try:
+            answer = json.loads(data)
+        except ValueError:
+            raise BotEndpointError("health check: answer is not valid JSON") from None
+        if not isinstance(answer, dict) or answer.get("status") != "ok":
+            raise BotEndpointError('health check: answer is not {"status": "ok"}')
+
+
+async def check_health(endpoint: str, secret: str, settings: Settings) -> None:
+    """Registration-time check of an HTTP bot: policy, reachability and signature handling.
+
+    Raises EndpointRefused when the endpoint is not allowed and BotEndpointError when the bot does
+    not answer its signed health check correctly.
+    """
+    connection = await HttpBotConnection.open(endpoint, secret, settings)
+    async with connection:
+        await connection.health(settings.health_timeout_s)

@@ -1,0 +1,184 @@
+"""Fixtures for the match runner: real bot processes on loopback, real celery workers, helpers to
+register bots and queue matches in the test database."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from shared.config import get_settings
+from shared.crypto import encrypt_secret
+from shared.db.models import Bot, Match, User
+from shared.db.session import session_scope
+from shared.matches import create_match, enqueue_match
+from shared.protocol.signing import generate_secret
+from tests.conftest import PYTHON, ROOT, ManagedProcess, free_port
+
+BOT_SCRIPT = str(ROOT / "tests" / "bots" / "misbehaving_bot.py")
+SMALL_RACE = {"laps": 1, "max_turns": 60}
+"""Small podracing matches: at most 60 turns."""
+
+WORKER_ENV = {
+    "ARENA_TURN_TIMEOUT_MS": "400",
+    "ARENA_FIRST_TURN_TIMEOUT_MS": "1500",
+    "ARENA_MAX_CONSECUTIVE_FAILURES": "4",
+    "ARENA_HEALTH_TIMEOUT_S": "2",
+    "ARENA_HEARTBEAT_INTERVAL_S": "0.3",
+    "ARENA_STALE_MATCH_AFTER_S": "2",
+}
+"""Settings of the test workers: short timeouts so misbehaving bots forfeit quickly."""
+
+
+@dataclass
+class RunningBot:
+    process: ManagedProcess
+    port: int
+    secret: str
+    mode: str
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stats(self) -> dict[str, int]:
+        return httpx.get(self.endpoint + "/stats", timeout=2).json()
+
+
+def start_bot(mode: str = "ok", *extra: str) -> RunningBot:
+    port = free_port()
+    secret = generate_secret()
+    process = ManagedProcess(
+        [PYTHON, BOT_SCRIPT, "--port", str(port), "--mode", mode, *extra],
+        f"bot-{mode}",
+        env={"ARENA_BOT_SECRET": secret},
+    )
+    bot = RunningBot(process, port, secret, mode)
+    process.wait_http(bot.endpoint + "/stats", timeout=15)
+    return bot
+
+
+def start_worker(name: str, env: dict[str, str] | None = None) -> ManagedProcess:
+    worker = ManagedProcess(
+        [
+            PYTHON,
+            "-m",
+            "celery",
+            "-A",
+            "services.match_runner.worker",
+            "worker",
+            "-Q",
+            "matches",
+            "-c",
+            "1",
+            "-n",
+            f"{name}-{uuid.uuid4().hex[:6]}@%h",
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        name,
+        env={**WORKER_ENV, **(env or {})},
+    )
+    worker.wait_log("ready.", timeout=60)
+    return worker
+
+
+@pytest.fixture(scope="session")
+def user_id(database_url: str) -> uuid.UUID:
+    with session_scope() as session:
+        user = User(name=f"runner-tests-{uuid.uuid4().hex[:8]}")
+        session.add(user)
+        session.flush()
+        return user.id
+
+
+@pytest.fixture(scope="session")
+def register_bot(user_id: uuid.UUID) -> Callable[..., uuid.UUID]:
+    def _register(
+        bot: RunningBot | None = None, *, endpoint: str | None = None, secret: str | None = None
+    ) -> uuid.UUID:
+        settings = get_settings()
+        with session_scope() as session:
+            row = Bot(
+                owner_id=user_id,
+                name=f"{bot.mode if bot else 'bot'}-{uuid.uuid4().hex[:8]}",
+                game="podracing",
+                kind="http",
+                endpoint=endpoint or (bot.endpoint if bot else None),
+                secret_encrypted=encrypt_secret(
+                    settings, secret or (bot.secret if bot else generate_secret())
+                ),
+            )
+            session.add(row)
+            session.flush()
+            return row.id
+
+    return _register
+
+
+def queue_match(
+    bot_ids: list[uuid.UUID], *, seed: int = 7, config: dict | None = None, send: bool = True
+) -> uuid.UUID:
+    with session_scope() as session:
+        match = create_match(
+            session, game="podracing", bot_ids=bot_ids, seed=seed, config=config or dict(SMALL_RACE)
+        )
+        match_id = match.id
+    if send:
+        enqueue_match(match_id)
+    return match_id
+
+
+def wait_for_match(match_id: uuid.UUID, worker: ManagedProcess | None = None, timeout: float = 60) -> Match:
+    """Poll until the match leaves queued/running; return it with participants loaded."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with session_scope() as session:
+            match = session.scalars(select(Match).where(Match.id == match_id)).one()
+            if match.status not in ("queued", "running"):
+                _ = list(match.participants), match.replay
+                return match
+        if worker is not None and not worker.alive():
+            raise AssertionError(f"worker died:\n{worker.log()[-3000:]}")
+        time.sleep(0.1)
+    tail = worker.log()[-3000:] if worker is not None else ""
+    raise AssertionError(f"match {match_id} did not end within {timeout}s\n{tail}")
+
+
+@pytest.fixture(scope="module")
+def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
+    """A worker that also serves its Prometheus metrics on `process.metrics_url`."""
+    port = free_port()
+    process = start_worker("worker", {"ARENA_WORKER_METRICS_PORT": str(port)})
+    process.metrics_url = f"http://127.0.0.1:{port}/metrics"  # type: ignore[attr-defined]
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def good_bot(database_url: str) -> Iterator[RunningBot]:
+    bot = start_bot("ok")
+    yield bot
+    bot.process.stop()
+
+
+@pytest.fixture()
+def bot_factory() -> Iterator[Callable[..., RunningBot]]:
+    started: list[RunningBot] = []
+
+    def _start(mode: str = "ok", *extra: str) -> RunningBot:
+        bot = start_bot(mode, *extra)
+        started.append(bot)
+        return bot
+
+    yield _start
+    for bot in started:
+        bot.process.stop()

@@ -1,0 +1,107 @@
+"""Hosted bots: the runner starts the bot's code in the sandbox, plays it over its Unix socket with
+the same protocol client as HTTP bots, and always tears the sandbox down."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from shared.config import get_settings
+from shared.crypto import encrypt_secret
+from shared.db.models import Bot, BotVersion
+from shared.db.session import session_scope
+from shared.games.replay import decompress
+from shared.protocol.signing import generate_secret
+from tests.conftest import ManagedProcess
+from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
+
+HOSTED_SOURCE = """
+def decide(observation):
+    pods = []
+    for pod in observation["pods"]:
+        x, y = observation["checkpoints"][pod["next_checkpoint"]]
+        pods.append({"x": x, "y": y, "thrust": 100, "message": "hosted"})
+    return {"pods": pods}
+"""
+
+BROKEN_SOURCE = "def decide(observation):\n    raise RuntimeError('bug in my bot')\n"
+
+
+@pytest.fixture(scope="module")
+def sandbox_tmp() -> Iterator[Path]:
+    """The worker's TMPDIR: sandboxes put their files here, so leftovers are easy to see."""
+    path = Path(tempfile.mkdtemp(prefix="arena-runner-tmp-"))
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def hosted_worker(database_url: str, redis_url: str, sandbox_tmp: Path) -> Iterator[ManagedProcess]:
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    process = start_worker("hosted-worker", {"TMPDIR": str(sandbox_tmp), "ARENA_SANDBOX_BACKEND": "bwrap"})
+    yield process
+    process.stop()
+
+
+def _hosted_bot(user_id: uuid.UUID, source: str) -> uuid.UUID:
+    with session_scope() as session:
+        bot = Bot(
+            owner_id=user_id,
+            name=f"hosted-{uuid.uuid4().hex[:8]}",
+            game="podracing",
+            kind="hosted",
+            secret_encrypted=encrypt_secret(get_settings(), generate_secret()),
+        )
+        session.add(bot)
+        session.flush()
+        version = BotVersion(bot_id=bot.id, number=1, source=source, contract="decide")
+        session.add(version)
+        session.flush()
+        bot.current_version_id = version.id
+        return bot.id
+
+
+def _leftovers(path: Path) -> list[str]:
+    return sorted(p.name for p in path.iterdir() if p.name.startswith("arena-bot-"))
+
+
+def test_hosted_bot_plays_over_its_unix_socket(
+    hosted_worker: ManagedProcess,
+    sandbox_tmp: Path,
+    user_id: uuid.UUID,
+    good_bot: RunningBot,
+    register_bot: Callable[..., uuid.UUID],
+) -> None:
+    hosted = _hosted_bot(user_id, HOSTED_SOURCE)
+    match = wait_for_match(queue_match([hosted, register_bot(good_bot)], seed=31), hosted_worker, timeout=90)
+    assert match.status == "finished", match.error
+    hosted_row = match.participants[0]
+    assert hosted_row.errors == 0 and hosted_row.timeouts == 0 and not hosted_row.forfeited
+    assert hosted_row.latency_p50_ms is not None
+    replay = decompress(match.replay.data)
+    assert any(pod["message"] == "hosted" for frame in replay["frames"] for pod in frame["pods"])
+    assert _leftovers(sandbox_tmp) == [], "a sandbox was not torn down"
+
+
+def test_broken_hosted_bot_forfeits_and_is_torn_down(
+    hosted_worker: ManagedProcess,
+    sandbox_tmp: Path,
+    user_id: uuid.UUID,
+    good_bot: RunningBot,
+    register_bot: Callable[..., uuid.UUID],
+) -> None:
+    hosted = _hosted_bot(user_id, BROKEN_SOURCE)
+    match = wait_for_match(queue_match([register_bot(good_bot), hosted], seed=32), hosted_worker, timeout=90)
+    assert match.status == "finished", match.error
+    _, broken = match.participants
+    assert broken.forfeited and broken.rank == 1
+    assert "bug in my bot" in " ".join(str(s["error"]) for s in broken.error_samples)
+    assert _leftovers(sandbox_tmp) == []

@@ -1,0 +1,131 @@
+"""The ladder scheduler: who gets a match, against whom, and never more than the pending cap."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import redis
+from sqlalchemy import select, update
+
+from services.match_runner.ladder import Candidate, ladder_tick, plan_pairings
+from shared import ratings
+from shared.config import Settings
+from shared.db.models import Bot, Match, MatchParticipant, Rating
+from shared.db.session import session_scope
+from shared.queue import QUEUE_MATCHES
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _candidate(
+    ordinal: float, *, waited_h: float | None = 1.0, sigma: float = 3.0, busy: int = 0
+) -> Candidate:
+    last = None if waited_h is None else NOW - timedelta(hours=waited_h)
+    return Candidate(uuid.uuid4(), last, sigma, ordinal, busy)
+
+
+def test_seed_is_the_bot_that_never_played_then_the_longest_waiting() -> None:
+    never = _candidate(5.0, waited_h=None)
+    old = _candidate(5.0, waited_h=10)
+    recent = _candidate(5.0, waited_h=0.1)
+    assert min([recent, old, never], key=Candidate.seed_key) is never
+    assert min([recent, old], key=Candidate.seed_key) is old
+
+
+def test_seed_ties_go_to_the_highest_sigma_and_busy_bots_wait() -> None:
+    sure = _candidate(5.0, waited_h=None, sigma=2.0)
+    unsure = _candidate(5.0, waited_h=None, sigma=6.0)
+    assert min([sure, unsure], key=Candidate.seed_key) is unsure
+    unsure.busy = 1
+    assert min([sure, unsure], key=Candidate.seed_key) is sure
+
+
+def test_opponents_are_close_in_rating() -> None:
+    rng = random.Random(3)
+    for _ in range(50):
+        seed = _candidate(10.0, waited_h=None)
+        near = [_candidate(9.0), _candidate(11.5), _candidate(12.0)]
+        far = [_candidate(-20.0), _candidate(40.0), _candidate(30.0)]
+        (pair,) = plan_pairings([*far, seed, *near], 1, 2, rng)
+        assert seed.bot_id in pair
+        (opponent,) = set(pair) - {seed.bot_id}
+        assert opponent in {c.bot_id for c in near}
+
+
+def test_slots_are_randomised_and_pairings_spread_over_bots() -> None:
+    rng = random.Random(5)
+    bots = [_candidate(float(i), waited_h=float(i)) for i in range(6)]
+    pair = [_candidate(0.0, waited_h=None), _candidate(1.0)]
+    seen_first = set()
+    for _ in range(20):
+        for candidate in pair:
+            candidate.busy = 0
+        (pairing,) = plan_pairings(pair, 1, 2, rng)
+        assert sorted(map(str, pairing)) == sorted(str(c.bot_id) for c in pair)
+        seen_first.add(pairing[0])
+    assert len(seen_first) == 2  # the seed does not always take slot 0
+    pairings = plan_pairings(bots, 3, 2, rng)
+    assert len(pairings) == 3
+    assert len({bot for pair in pairings for bot in pair}) >= 5  # the busy count spreads the seeds
+
+
+def test_not_enough_bots_means_no_match() -> None:
+    assert plan_pairings([_candidate(0.0)], 4, 2, random.Random(1)) == []
+
+
+@pytest.fixture()
+def ladder_world(database_url: str, redis_url: str) -> Iterator[None]:
+    """Only this test's bots are active, and the matches queue starts empty."""
+    client = redis.Redis.from_url(redis_url)
+    with session_scope() as session:
+        session.execute(update(Bot).values(status="inactive"))
+        session.execute(
+            update(Match).where(Match.status.in_(["queued", "running"])).values(status="cancelled")
+        )
+    client.delete(QUEUE_MATCHES)
+    yield
+    client.delete(QUEUE_MATCHES)
+    with session_scope() as session:
+        session.execute(update(Bot).values(status="inactive"))
+        session.execute(
+            update(Match).where(Match.status.in_(["queued", "running"])).values(status="cancelled")
+        )
+
+
+def test_ladder_tick_respects_the_pending_cap_and_queues_real_tasks(
+    ladder_world: None, register_bot: Callable[..., uuid.UUID], redis_url: str
+) -> None:
+    bot_ids = [register_bot() for _ in range(4)]
+    waited = register_bot()
+    with session_scope() as session:
+        for index, bot_id in enumerate(bot_ids):
+            session.get(Bot, bot_id).last_match_at = datetime.now(UTC) - timedelta(minutes=index)  # type: ignore[union-attr]
+            row = ratings.new_rating(bot_id, "podracing")
+            row.mu, row.sigma = 20.0 + index, 2.0
+            row.ordinal = ratings.ordinal(row.mu, row.sigma)
+            session.add(row)
+        session.get(Bot, waited).last_match_at = datetime.now(UTC) - timedelta(days=3)  # type: ignore[union-attr]
+    settings = Settings(dev_mode=True, ladder_max_pending=3)
+
+    created = ladder_tick(settings, random.Random(9))
+    assert len(created) == 3
+    assert redis.Redis.from_url(redis_url).llen(QUEUE_MATCHES) == 3
+    with session_scope() as session:
+        matches = session.scalars(select(Match).where(Match.id.in_(created))).all()
+        assert all(m.kind == "ladder" and m.rated and m.status == "queued" for m in matches)
+        first = session.scalars(
+            select(MatchParticipant.bot_id).join(Match).where(Match.id.in_(created))
+        ).all()
+    assert waited in first  # the bot that waited three days plays
+    assert ladder_tick(settings, random.Random(9)) == []  # cap reached: nothing more
+
+    with session_scope() as session:
+        session.execute(update(Match).where(Match.id == created[0]).values(status="finished"))
+    assert len(ladder_tick(settings, random.Random(9))) == 1  # one slot freed, one new match
+    assert redis.Redis.from_url(redis_url).llen(QUEUE_MATCHES) == 4
+    with session_scope() as session:
+        assert session.scalars(select(Rating).where(Rating.bot_id == waited)).first() is None
