@@ -8,10 +8,8 @@ turn ends within its timeout with a `TurnReply` that says what went wrong; nothi
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import ssl
-import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -24,11 +22,6 @@ from shared.botclient.errors import BotEndpointError
 from shared.botclient.ssrf import PinnedTransport, resolve_endpoint
 from shared.config import Settings
 from shared.protocol.signing import Signer
-
-if importlib.util.find_spec("sniffio") is None:
-    # httpcore tries `import sniffio` several times per request; when it is not installed, every
-    # failed import searches sys.path again (about 1 ms per turn). A None entry fails at once.
-    sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
 
 PROTOCOL_VERSION = 1
 USER_AGENT = "arena-runner/1"
