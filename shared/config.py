@@ -18,10 +18,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 DEFAULT_SECRET_KEY = "arena-development-secret-key-change-me"
 
 
-class InsecureSettingsError(ValueError):
-    pass
-
-
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ARENA_", env_file=".env", extra="ignore")
 
@@ -67,11 +63,9 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:
         if not self.dev_mode and self.secret_key.get_secret_value() == DEFAULT_SECRET_KEY:
-            raise InsecureSettingsError(
-                "ARENA_SECRET_KEY is the built-in default; set a secret key or ARENA_DEV_MODE=1"
-            )
+            raise ValueError("ARENA_SECRET_KEY is the built-in default; set a secret key or ARENA_DEV_MODE=1")
         if not self.dev_mode and self.sandbox_backend == "process":
-            raise InsecureSettingsError("the 'process' sandbox backend is only allowed with ARENA_DEV_MODE=1")
+            raise ValueError("the 'process' sandbox backend is only allowed with ARENA_DEV_MODE=1")
         if self.match_hard_time_limit_s <= self.match_soft_time_limit_s:
             raise ValueError("match_hard_time_limit_s must exceed match_soft_time_limit_s")
         if self.broker_visibility_timeout_s <= self.match_hard_time_limit_s:

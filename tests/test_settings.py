@@ -1,0 +1,48 @@
+"""Settings: insecure defaults are refused outside development mode, by the code and by a service."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from pydantic import ValidationError
+
+from shared.config import DEFAULT_SECRET_KEY, Settings
+
+
+def test_default_secret_key_is_refused_outside_dev_mode() -> None:
+    with pytest.raises(ValidationError, match="ARENA_SECRET_KEY"):
+        Settings(dev_mode=False, secret_key=DEFAULT_SECRET_KEY)
+    assert Settings(dev_mode=True, secret_key=DEFAULT_SECRET_KEY).dev_mode
+
+
+def test_unsandboxed_backend_is_refused_outside_dev_mode() -> None:
+    with pytest.raises(ValidationError, match="process"):
+        Settings(dev_mode=False, secret_key="a-real-secret", sandbox_backend="process")
+
+
+def test_broker_must_outlive_the_longest_match() -> None:
+    with pytest.raises(ValidationError, match="visibility"):
+        Settings(dev_mode=True, match_hard_time_limit_s=4000, match_soft_time_limit_s=3900)
+
+
+def test_bot_secret_key_derivation_depends_on_the_secret() -> None:
+    one = Settings(dev_mode=True, secret_key="one").fernet_key()
+    assert one == Settings(dev_mode=True, secret_key="one").fernet_key()
+    assert one != Settings(dev_mode=True, secret_key="two").fernet_key()
+
+
+def test_gateway_refuses_to_start_with_the_default_secret() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env["ARENA_DEV_MODE"] = "0"
+    result = subprocess.run(
+        [sys.executable, "-c", "import services.gateway.app"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "ARENA_SECRET_KEY is the built-in default" in result.stderr
