@@ -4,9 +4,13 @@
     checks) against a bare keep-alive httpx POST of the same signed body to the same SDK bot,
     as a ratio (target <= 1.5); plus the whole turn loop (game + two bots in parallel) per turn;
 (b) podracing matches per minute with the example bots and ONE worker (target >= 60): a real
-    celery worker, two SDK bot processes, a scratch PostgreSQL database and Redis database.
+    celery worker, two SDK bot processes, a scratch PostgreSQL database and Redis database;
+(c) the same between two HOSTED bots (the built-in runner policy and the follower example,
+    uploaded as "decide" bots), each match starting both bots in bubblewrap sandboxes.
+(b) and (c) use the default match config and are measured with the worker at concurrency 1
+(celery -c 1, the figure the target is about) and at concurrency 2.
 
-    .venv/bin/python -m scripts.bench_platform [--turns 300] [--matches 40]
+    .venv/bin/python -m scripts.bench_platform [--quick] [--turns 300] [--matches 20]
 
 Needs PostgreSQL and Redis as configured for the tests (ARENA_TEST_PG_ADMIN, 127.0.0.1:6379).
 Everything it starts is stopped, and its database dropped, whatever happens.
@@ -98,8 +102,9 @@ def processes() -> Iterator[list[Proc]]:
             proc.stop()
 
 
-def process_tree_cpu(pid: int) -> float:
-    """CPU seconds (user + system) used so far by a process and its live children (Linux /proc)."""
+def process_tree_cpu(pid: int, reaped: bool = False) -> float:
+    """CPU seconds (user + system) used so far by a process and its live children (Linux /proc);
+    with `reaped`, also by the children they already waited for (short-lived sandboxes)."""
     total = 0.0
     pending = [pid]
     tick = os.sysconf("SC_CLK_TCK")
@@ -108,6 +113,8 @@ def process_tree_cpu(pid: int) -> float:
         try:
             fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / tick
+            if reaped:
+                total += (int(fields[13]) + int(fields[14])) / tick
             for task in Path(f"/proc/{current}/task").iterdir():
                 children = (task / "children").read_text().split()
                 pending.extend(int(child) for child in children)
@@ -283,97 +290,120 @@ def _drop_database() -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
 
 
-def bench_throughput(matches: int, timeout_s: float) -> dict[str, float]:
-    import redis
+HOSTED_SOURCES = (
+    (ROOT / "shared/games/podracing/bots.py").read_text()
+    + "\n\ndef decide(observation):\n    return runner(observation)\n",
+    (ROOT / "examples/bots/podracing_follower_bot.py").read_text(),
+)
+"""The hosted pair of (c): the same two policies as the HTTP example bots of (b)."""
+
+
+def _start_worker(concurrency: int) -> Proc:
+    return Proc(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "services.match_runner.worker",
+            "worker",
+            "-Q",
+            "matches",
+            "-c",
+            str(concurrency),
+            "-n",
+            f"bench-{secrets.token_hex(3)}@%h",
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
+    )
+
+
+def _register_bots(kind: str, ports: list[int], secrets_by_bot: list[str]) -> list[uuid.UUID]:
+    from shared.config import get_settings
+    from shared.crypto import encrypt_secret
+    from shared.db.models import Bot, BotVersion, User
+    from shared.db.session import session_scope
+
+    settings = get_settings()
+    with session_scope() as session:
+        user = User(name=f"bench-{kind}-{secrets.token_hex(3)}")
+        session.add(user)
+        session.flush()
+        bot_ids = []
+        for index, secret in enumerate(secrets_by_bot):
+            bot = Bot(
+                owner_id=user.id,
+                name=f"example-{kind}-{index}",
+                game="podracing",
+                kind=kind,
+                endpoint=f"http://127.0.0.1:{ports[index]}" if kind == "http" else None,
+                secret_encrypted=encrypt_secret(settings, secret),
+            )
+            session.add(bot)
+            session.flush()
+            if kind == "hosted":
+                version = BotVersion(bot_id=bot.id, number=1, source=HOSTED_SOURCES[index], contract="decide")
+                session.add(version)
+                session.flush()
+                bot.current_version_id = version.id
+            bot_ids.append(bot.id)
+    return bot_ids
+
+
+def _measure_run(
+    kind: str, concurrency: int, matches: int, timeout_s: float, bot_ids: list[uuid.UUID], bots: list[Proc]
+) -> dict[str, float]:
+    """Queue `matches` default podracing matches for one fresh worker and time them."""
     from sqlalchemy import func, select
 
-    from shared.crypto import encrypt_secret
-    from shared.db.models import Bot, Match, User
+    from shared.db.models import Match
     from shared.db.session import session_scope
     from shared.matches import create_match, enqueue_match
-    from shared.protocol.signing import generate_secret
 
-    redis_client = redis.Redis.from_url(BENCH_REDIS_URL)
-    redis_client.flushdb()
-    _create_database()
-    try:
-        with processes() as started:
-            secrets_by_bot = [generate_secret() for _ in EXAMPLE_BOTS]
-            ports = [start_bot(started, m, s) for m, s in zip(EXAMPLE_BOTS, secrets_by_bot, strict=True)]
-            worker = Proc(
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "services.match_runner.worker",
-                    "worker",
-                    "-Q",
-                    "matches",
-                    "-c",
-                    "1",
-                    "--loglevel",
-                    "INFO",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--without-heartbeat",
-                ]
-            )
-            started.append(worker)
-            from shared.config import get_settings
-
-            settings = get_settings()
+    with processes() as started:
+        worker = _start_worker(concurrency)
+        started.append(worker)
+        with session_scope() as session:
+            match_ids: list[uuid.UUID] = []
+            for seed in range(matches):
+                order = bot_ids if seed % 2 == 0 else bot_ids[::-1]
+                match_ids.append(create_match(session, game="podracing", bot_ids=order, seed=1000 + seed).id)
+        worker.wait_for("ready.", timeout=60)  # we measure playing, not booting
+        hosted = kind == "hosted"
+        worker_cpu0 = process_tree_cpu(worker.proc.pid, reaped=hosted)
+        bots_cpu0 = sum(process_tree_cpu(p.proc.pid) for p in bots)
+        started_wall = time.time()
+        started_at = time.perf_counter()
+        for match_id in match_ids:
+            enqueue_match(match_id)
+        done = turns = failed = 0
+        last_finish: Any = None
+        while time.perf_counter() - started_at < timeout_s:
             with session_scope() as session:
-                user = User(name="bench")
-                session.add(user)
-                session.flush()
-                bot_ids = []
-                for index, (port, secret) in enumerate(zip(ports, secrets_by_bot, strict=True)):
-                    bot = Bot(
-                        owner_id=user.id,
-                        name=f"example-{index}",
-                        game="podracing",
-                        kind="http",
-                        endpoint=f"http://127.0.0.1:{port}",
-                        secret_encrypted=encrypt_secret(settings, secret),
-                    )
-                    session.add(bot)
-                    session.flush()
-                    bot_ids.append(bot.id)
-                match_ids: list[uuid.UUID] = []
-                for seed in range(matches):
-                    order = bot_ids if seed % 2 == 0 else bot_ids[::-1]
-                    match_ids.append(
-                        create_match(session, game="podracing", bot_ids=order, seed=1000 + seed).id
-                    )
-            worker.wait_for("ready.", timeout=60)  # we measure playing, not booting
-            worker_cpu0 = process_tree_cpu(worker.proc.pid)
-            bots_cpu0 = sum(process_tree_cpu(p.proc.pid) for p in started[:2])
-            started_at = time.perf_counter()
-            for match_id in match_ids:
-                enqueue_match(match_id)
-            done, turns = 0, 0
-            while time.perf_counter() - started_at < timeout_s:
-                with session_scope() as session:
-                    done, turns = session.execute(
-                        select(func.count(), func.coalesce(func.sum(Match.turns), 0)).where(
-                            Match.id.in_(match_ids), Match.status.in_(["finished", "failed"])
-                        )
-                    ).one()
-                    failed = session.scalar(
-                        select(func.count()).where(Match.id.in_(match_ids), Match.status == "failed")
-                    )
-                if done == matches:
-                    break
-                time.sleep(0.2)
-            elapsed = time.perf_counter() - started_at
-            worker_cpu = process_tree_cpu(worker.proc.pid) - worker_cpu0
-            bots_cpu = sum(process_tree_cpu(p.proc.pid) for p in started[:2]) - bots_cpu0
-    finally:
-        _drop_database()
-        redis_client.flushdb()
+                done, turns, last_finish = session.execute(
+                    select(
+                        func.count(), func.coalesce(func.sum(Match.turns), 0), func.max(Match.finished_at)
+                    ).where(Match.id.in_(match_ids), Match.status.in_(["finished", "failed"]))
+                ).one()
+                failed = session.scalar(
+                    select(func.count()).where(Match.id.in_(match_ids), Match.status == "failed")
+                )
+            if done == matches:
+                break
+            time.sleep(0.2)
+        worker_cpu = process_tree_cpu(worker.proc.pid, reaped=hosted) - worker_cpu0
+        bots_cpu = sum(process_tree_cpu(p.proc.pid) for p in bots) - bots_cpu0
+    # Matches per minute over the time the finished ones took (from queueing to the last finish).
+    elapsed = (last_finish.timestamp() - started_wall) if last_finish is not None else timeout_s
+    elapsed = max(elapsed, 1e-6)
     return {
+        "concurrency": float(concurrency),
         "matches": float(done),
+        "queued": float(matches),
         "failed": float(failed or 0),
         "seconds": elapsed,
         "per_minute": done / elapsed * 60,
@@ -381,6 +411,32 @@ def bench_throughput(matches: int, timeout_s: float) -> dict[str, float]:
         "worker_cpu_per_match": worker_cpu / done if done else 0.0,
         "bots_cpu_per_match": bots_cpu / done if done else 0.0,
     }
+
+
+def bench_throughput(plan: list[tuple[str, int, int]], timeout_s: float) -> list[dict[str, float]]:
+    """One measurement per (bot kind, worker concurrency, matches) in `plan`, each with a fresh
+    worker, on one scratch database."""
+    import redis
+
+    from shared.protocol.signing import generate_secret
+
+    redis_client = redis.Redis.from_url(BENCH_REDIS_URL)
+    redis_client.flushdb()
+    _create_database()
+    results = []
+    try:
+        with processes() as http_bots:
+            secrets_by_bot = [generate_secret() for _ in EXAMPLE_BOTS]
+            ports = [start_bot(http_bots, m, s) for m, s in zip(EXAMPLE_BOTS, secrets_by_bot, strict=True)]
+            bot_ids = {kind: _register_bots(kind, ports, secrets_by_bot) for kind in ("http", "hosted")}
+            for kind, concurrency, matches in plan:
+                bots = http_bots if kind == "http" else []
+                results.append(_measure_run(kind, concurrency, matches, timeout_s, bot_ids[kind], bots))
+                redis_client.flushdb()  # tasks of matches a timed-out run left behind
+    finally:
+        _drop_database()
+        redis_client.flushdb()
+    return results
 
 
 def ceiling(throughput: dict[str, float]) -> float:
@@ -402,12 +458,23 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--turns", type=int, default=300, help="turns per round in (a)")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds in (a)")
-    parser.add_argument("--matches", type=int, default=40, help="matches queued in (b)")
-    parser.add_argument("--timeout", type=float, default=100.0, help="give up on (b) after this many seconds")
+    parser.add_argument("--quick", action="store_true", help="fewer turns and matches (about a minute)")
+    parser.add_argument("--turns", type=int, default=None, help="turns per round in (a) [300; quick 100]")
+    parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds in (a) [5; quick 3]")
+    parser.add_argument("--matches", type=int, default=None, help="HTTP matches per run in (b) [20; quick 8]")
+    parser.add_argument(
+        "--hosted-matches", type=int, default=None, help="hosted matches per run in (c) [10; quick 4]"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, help="give up on one run after this many seconds"
+    )
     parser.add_argument("--keep-logs", action="store_true", help=f"keep the processes' logs in {LOG_DIR}")
     args = parser.parse_args()
+    quick = args.quick
+    args.turns = args.turns or (100 if quick else 300)
+    args.rounds = args.rounds or (3 if quick else 5)
+    args.matches = args.matches or (8 if quick else 20)
+    args.hosted_matches = args.hosted_matches or (4 if quick else 10)
     try:
         return run(args)
     finally:
@@ -417,9 +484,28 @@ def main() -> int:
                 LOG_DIR.parent.rmdir()
 
 
+def _run_row(label: str, result: dict[str, float], target: str = "") -> tuple[str, str, str]:
+    missing = int(result["queued"] - result["matches"])
+    return (
+        f"{label}, worker -c {int(result['concurrency'])} ({int(result['matches'])} matches, "
+        f"avg {result['avg_turns']:.0f} turns, {int(result['failed'])} failed"
+        + (f", {missing} unfinished" if missing else "")
+        + ")",
+        f"{result['per_minute']:.1f}",
+        target,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
     overhead = bench_overhead(args.turns, args.rounds)
-    throughput = bench_throughput(args.matches, args.timeout)
+    plan = [
+        ("http", 1, args.matches),
+        ("hosted", 1, args.hosted_matches),
+        ("http", 2, args.matches),
+        ("hosted", 2, args.hosted_matches),
+    ]
+    http1, hosted1, http2, hosted2 = bench_throughput(plan, args.timeout)
     load = os.getloadavg()[0]
     rows = [
         ("(a) bare httpx keep-alive POST, ms/turn", f"{overhead['bare_ms']:.3f}", ""),
@@ -430,30 +516,33 @@ def run(args: argparse.Namespace) -> int:
             f"{overhead['loop_ms']:.3f}",
             "",
         ),
+        _run_row("(b) HTTP bots: podracing matches/min, 1 worker", http1, ">= 60"),
+        _run_row("(b) HTTP bots: podracing matches/min, 1 worker", http2),
         (
-            f"(b) podracing matches/min, 1 worker ({int(throughput['matches'])} matches, "
-            f"avg {throughput['avg_turns']:.0f} turns, {int(throughput['failed'])} failed)",
-            f"{throughput['per_minute']:.1f}",
-            ">= 60",
+            "(b) -c 1: worker CPU per match, ms (bots' CPU per match)",
+            f"{http1['worker_cpu_per_match'] * 1000:.0f}",
+            f"({http1['bots_cpu_per_match'] * 1000:.0f})",
         ),
+        ("(b) -c 1: CPU-bound ceiling on this machine if idle, matches/min", f"{ceiling(http1):.1f}", ""),
+        _run_row("(c) hosted bots: podracing matches/min, 1 worker", hosted1),
+        _run_row("(c) hosted bots: podracing matches/min, 1 worker", hosted2),
         (
-            "(b) worker CPU per match, ms (bots' CPU per match)",
-            f"{throughput['worker_cpu_per_match'] * 1000:.0f}",
-            f"({throughput['bots_cpu_per_match'] * 1000:.0f})",
-        ),
-        (
-            "(b) CPU-bound ceiling on this machine if idle, matches/min",
-            f"{ceiling(throughput):.1f}",
+            "(c) -c 1: worker + sandboxes CPU per match, ms",
+            f"{hosted1['worker_cpu_per_match'] * 1000:.0f}",
             "",
         ),
     ]
     width = max(len(r[0]) for r in rows)
-    print(f"\nplatform benchmark  (cpus: {os.cpu_count()}, load average at end: {load:.2f})")
+    print(
+        f"\nplatform benchmark  (cpus: {os.cpu_count()}, load average at end: {load:.2f}, "
+        f"took {time.perf_counter() - started:.0f} s)"
+    )
+    print("default podracing config; '-c N' is the worker's celery concurrency (processes)")
     print(f"{'measure'.ljust(width)}  {'value':>9}  target")
     print("-" * (width + 20))
     for name, value, target in rows:
         print(f"{name.ljust(width)}  {value:>9}  {target}")
-    ok = overhead["ratio"] <= 1.5 and throughput["per_minute"] >= 60
+    ok = overhead["ratio"] <= 1.5 and http1["per_minute"] >= 60
     print("\nall targets met" if ok else "\nsome targets missed (see above)")
     return 0
 

@@ -184,15 +184,15 @@ class _Checker(ast.NodeVisitor):
 
     def check_top_level(self, tree: ast.Module) -> None:
         has_decide = False
-        for index, stmt in enumerate(tree.body):
+        for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef):
                 has_decide = has_decide or stmt.name == "decide"
             elif isinstance(stmt, ast.AsyncFunctionDef):
                 self.add(stmt, "async functions are not supported; decide() is called synchronously")
             elif isinstance(stmt, ast.Import | ast.ImportFrom | ast.ClassDef | ast.Pass):
                 pass
-            elif isinstance(stmt, ast.Expr) and index == 0 and _is_str_constant(stmt.value):
-                pass  # the module docstring
+            elif isinstance(stmt, ast.Expr) and _is_str_constant(stmt.value):
+                pass  # the module docstring, or a constant's docstring below it
             elif isinstance(stmt, ast.Assign | ast.AnnAssign):
                 value = stmt.value
                 if value is not None and not _is_constant_expr(value):
@@ -238,6 +238,8 @@ def _is_constant_expr(node: ast.AST) -> bool:
         return _is_constant_expr(node.operand)
     if isinstance(node, ast.BinOp):
         return _is_constant_expr(node.left) and _is_constant_expr(node.right)
+    if isinstance(node, ast.Subscript):  # type aliases: Point = tuple[float, float]
+        return _is_constant_expr(node.value) and _is_constant_expr(node.slice)
     return False
 
 

@@ -130,3 +130,24 @@ def test_null_bytes_and_unknown_contract() -> None:
 def test_allow_list_is_documented_size() -> None:
     assert {"math", "random", "collections", "heapq", "json", "sys"} <= ALLOWED_MODULES
     assert not {"os", "subprocess", "socket", "ctypes", "importlib", "builtins"} & ALLOWED_MODULES
+
+
+def test_constant_docstrings_and_type_aliases_are_allowed_but_calls_in_them_are_not() -> None:
+    source = textwrap.dedent(
+        '''
+        """A bot."""
+        from typing import Any
+
+        Obs = dict[str, Any]
+        RANGE = 12.0
+        """How far the sensor sees."""
+
+        def decide(observation: Obs) -> dict:
+            return {}
+        '''
+    )
+    assert check_source(source) == []
+    sneaky = source + "\nTABLE = dict[print('hi'), int]\n"
+    problems = check_source(sneaky)
+    table_line = sneaky.splitlines().index("TABLE = dict[print('hi'), int]") + 1
+    assert [p.line for p in problems] == [table_line], problems
