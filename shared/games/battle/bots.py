@@ -13,6 +13,7 @@ dodging incoming shots); they differ in how they choose where to stand:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 Obs = dict[str, Any]
@@ -38,14 +39,44 @@ Wall = tuple[float, float, float, float, float, float, float, float]
 """(min x, max x, min y, max y, x1, y1, x2, y2): a wall with its bounding box, for quick rejection."""
 
 
+GRID_CELL = 5.0
+"""Side (m) of the grid cells that index walls for short path checks."""
+
+
 class Walls:
-    """The map's walls with bounding boxes, prepared once per map (a box test rejects most walls)."""
+    """The map's walls with bounding boxes, prepared once per map (a box test rejects most walls), and
+    a grid of cells listing the walls whose box touches each cell, so a short path checks only those."""
 
     def __init__(self, walls: list[list[float]]) -> None:
         self.raw = walls
         self.items: list[Wall] = [
             (min(x1, x2), max(x1, x2), min(y1, y2), max(y1, y2), x1, y1, x2, y2) for x1, y1, x2, y2 in walls
         ]
+        cells: dict[tuple[int, int], list[Wall]] = {}
+        for w in self.items:
+            for cx in range(int(w[0] // GRID_CELL), int(w[1] // GRID_CELL) + 1):
+                for cy in range(int(w[2] // GRID_CELL), int(w[3] // GRID_CELL) + 1):
+                    cells.setdefault((cx, cy), []).append(w)
+        self.cells: dict[tuple[int, int], tuple[Wall, ...]] = {k: tuple(v) for k, v in cells.items()}
+
+    def near(self, lox: float, hix: float, loy: float, hiy: float) -> Sequence[Wall]:
+        """Every wall whose box can overlap the box [lox, hix] x [loy, hiy] (some maybe twice): those of
+        the grid cells it covers when they are at most two by two, else all of them."""
+        if not (hix - lox < 2.0 * GRID_CELL and hiy - loy < 2.0 * GRID_CELL):  # long (or not finite)
+            return self.items
+        cx0, cx1 = int(lox // GRID_CELL), int(hix // GRID_CELL)
+        cy0, cy1 = int(loy // GRID_CELL), int(hiy // GRID_CELL)
+        if cx1 - cx0 > 1 or cy1 - cy0 > 1:
+            return self.items
+        get, none = self.cells.get, ()
+        out = get((cx0, cy0), none)
+        if cx1 != cx0:
+            out += get((cx1, cy0), none)
+        if cy1 != cy0:
+            out += get((cx0, cy1), none)
+            if cx1 != cx0:
+                out += get((cx1, cy1), none)
+        return out
 
 
 _wall_cache: list[Any] = [None]
@@ -66,7 +97,7 @@ def path_blocked(a: Point, b: Point, walls: Walls, clearance: float) -> bool:
     bx, by = b
     lox, hix = (ax if ax < bx else bx) - clearance, (bx if ax < bx else ax) + clearance
     loy, hiy = (ay if ay < by else by) - clearance, (by if ay < by else ay) + clearance
-    for wx0, wx1, wy0, wy1, x1, y1, x2, y2 in walls.items:
+    for wx0, wx1, wy0, wy1, x1, y1, x2, y2 in walls.near(lox, hix, loy, hiy):
         if wx1 < lox or wx0 > hix or wy1 < loy or wy0 > hiy:
             continue
         # Proper crossing test by orientations, then the four end-to-segment distances.

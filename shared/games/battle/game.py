@@ -39,6 +39,7 @@ class BattleMatch(Match):
         self.forfeited = [False] * num_players
         self.end_tick = config.time_limit_ticks
         self.constants = self._constants()
+        self._dt = config.dt
         self._map_json = self.map.to_json()
 
     # ----------------------------------------------------------------- turn
@@ -101,15 +102,16 @@ class BattleMatch(Match):
         """Fresh dicts and lists per call, except per-tick sighting data shared between viewers: callers
         in process should treat it as read-only (bots behind HTTP or a sandbox get a serialised copy)."""
         w = self.world
-        cfg = self.cfg
+        dt = self._dt
         views = self.perception.views()
+        unit_xy = w.positions()[0]
         tick = w.tick
-        time = tick * cfg.dt
+        time = tick * dt
         units = []
         channel = []
         for u in w.team_units[player]:
             view = views[u.index] if u.alive else EMPTY_VIEW
-            x, y = w.position(u)
+            x, y = unit_xy[u.index]
             if u.alive:
                 vx, vy = u.body.velocity
                 tx, ty = u.control.position
@@ -128,10 +130,10 @@ class BattleMatch(Match):
                         "heading": u.heading,
                         "velocity": [vx, vy],
                         "hp": u.hp,
-                        "cooldown": cooldown * cfg.dt,
+                        "cooldown": cooldown * dt,
                         "can_fire": u.alive and cooldown == 0,
                         "dodge_ready": u.alive and dodge_cd == 0,
-                        "dodge_cooldown": dodge_cd * cfg.dt,
+                        "dodge_cooldown": dodge_cd * dt,
                         "move_target": [tx, ty],
                         "tick": tick,
                         "time": time,

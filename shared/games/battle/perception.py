@@ -1,8 +1,8 @@
 """What each unit sees: units, projectiles and walls inside its field of view, in range and in sight.
 
-Unit and projectile candidates come from pymunk's spatial index (a bounding-box query of the viewer's
-view sector), and each candidate in the cone gets one wall-only segment query for its line of sight,
-so the cost grows with what is in front of a unit, not with everything in the match. Walls never
+Every live unit and projectile is tested against each viewer's range and cone in plain Python (cheaper
+than a spatial query at these body counts), and each one in the cone gets one wall-only segment query
+for its line of sight. Walls never
 move: their sample points are prepared once per match and tested for every viewer at once with numpy.
 Results are computed once per tick and shared by every player's observation of that tick.
 """
@@ -13,9 +13,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pymunk
 
-from shared.games.battle.world import ONLY_WALLS, UNITS_AND_PROJECTILES, World
+from shared.games.battle.world import Unit, World, wall_query
 
 JSONDict = dict[str, object]
 WALL_SAMPLE_SPACING = 2.0
@@ -65,8 +64,8 @@ class Perception:
             ends.append(len(xs))
         self._sx = np.array(xs)
         self._sy = np.array(ys)
-        # Per-wall "any" without reduceat: counts from a running sum, read at each group's last point.
-        self._last = np.array(ends, dtype=np.intp) - 1
+        # Where each wall's points start: a per-wall "any" is one logical_or.reduceat (no group is empty).
+        self._starts = np.array([0, *ends[:-1]] if ends else [], dtype=np.intp)
         self.cos_half = math.cos(min(math.pi, self.half_fov))
         self._tick = -1
         self._views: list[View] = []
@@ -83,32 +82,16 @@ class Perception:
         """Forget the cached views (the world changed without the clock moving, e.g. a forfeit)."""
         self._tick = -1
 
-    def _sector_box(self, x: float, y: float, heading: float) -> pymunk.BB:
-        """Bounding box of the view sector (not of the whole range circle): fewer candidates to test."""
-        r = self.range
-        if self.full_circle or self.half_fov >= math.pi:
-            return pymunk.BB(x - r, y - r, x + r, y + r)
-        a = self.half_fov
-        xs = [x, x + r * math.cos(heading - a), x + r * math.cos(heading + a)]
-        ys = [y, y + r * math.sin(heading - a), y + r * math.sin(heading + a)]
-        for k, (cx, cy) in enumerate(((1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0))):
-            if abs((k * math.pi / 2 - heading + math.pi) % (2 * math.pi) - math.pi) <= a:
-                xs.append(x + r * cx)
-                ys.append(y + r * cy)
-        pad = 1e-6
-        return pymunk.BB(min(xs) - pad, min(ys) - pad, max(xs) + pad, max(ys) + pad)
-
     def _compute(self) -> list[View]:
         w = self.world
-        seg_query = w.space.segment_query_first
-        bb_query = w.space.bb_query
+        wall_hit = wall_query(w.space)
         r2, half, full = self.range2, self.half_fov, self.full_circle
         pi, two_pi, atan2, sqrt = math.pi, 2.0 * math.pi, math.atan2, math.sqrt
         tick = w.tick
-        # One read of every live body per tick (pymunk attribute access is the slow part), keyed by shape:
-        # (sort key, x, y, public JSON, owning unit or None).
+        # One read of every live body per tick (pymunk attribute access is the slow part):
+        # (sort key, x, y, public JSON, owning unit or None for a projectile).
         pos: dict[int, tuple[float, float]] = {}
-        snap: dict[pymunk.Shape, tuple[int, float, float, JSONDict, object]] = {}
+        things: list[tuple[int, float, float, JSONDict, Unit | None]] = []
         unit_xy, proj_xy = w.positions()
         for u in w.units:
             if not u.alive:
@@ -125,7 +108,7 @@ class Perception:
                 "hp": u.hp,
                 "signal": signal_json(w, u.signal_word, u.signal_values, u.signal_tick),
             }
-            snap[u.shape] = (u.index, x, y, pub, u)
+            things.append((u.index, x, y, pub, u))
         ttl_scale = w.cfg.dt
         for proj, x, y in proj_xy:
             pub = {
@@ -135,7 +118,7 @@ class Perception:
                 "velocity": list(proj.velocity),
                 "ttl": (proj.expire_tick - tick) * ttl_scale,
             }
-            snap[proj.shape] = (proj.pid, x, y, pub, None)
+            things.append((proj.pid, x, y, pub, None))
         los: dict[tuple[int, int], bool] = {}  # unit-to-unit sight is symmetric: query each pair once
         views: list[View] = []
         for u in w.units:
@@ -146,27 +129,24 @@ class Perception:
             heading = u.heading
             seen_units: list[tuple[int, JSONDict]] = []
             seen_projs: list[tuple[int, JSONDict]] = []
-            for shape in bb_query(self._sector_box(x, y, heading), UNITS_AND_PROJECTILES):
-                item = snap.get(shape)
-                if item is None or item[4] is u:
-                    continue
-                key, tx, ty, pub, owner = item
+            # A plain scan: with tens of bodies, distance and angle tests in Python beat a spatial query.
+            for key, tx, ty, pub, owner in things:
                 dx, dy = tx - x, ty - y
                 d2 = dx * dx + dy * dy
-                if d2 > r2:
+                if d2 > r2 or owner is u:
                     continue
                 bearing = (atan2(dy, dx) - heading + pi) % two_pi - pi if d2 > 0.0 else 0.0
                 if not full and abs(bearing) > half:
                     continue
                 if owner is None:
-                    if seg_query((x, y), (tx, ty), 0.0, ONLY_WALLS) is not None:
+                    if wall_hit((x, y), (tx, ty)):
                         continue
                     seen = seen_projs
                 else:
                     pair = (u.index, key) if u.index < key else (key, u.index)
                     clear = los.get(pair)
                     if clear is None:
-                        clear = los[pair] = seg_query((x, y), (tx, ty), 0.0, ONLY_WALLS) is None
+                        clear = los[pair] = not wall_hit((x, y), (tx, ty))
                     if not clear:
                         continue
                     seen = seen_units
@@ -185,7 +165,7 @@ class Perception:
         which ones are in front of it, not what lies behind them). Elementwise numpy on (viewers,
         points) arrays and no BLAS, whose threads would fight over a single core."""
         live = [u for u in self.world.units if u.alive]
-        if not live or len(self._last) == 0:
+        if not live or len(self._starts) == 0:
             return
         p = np.array([pos[u.index] for u in live])
         heading = np.array([u.heading for u in live])
@@ -202,11 +182,13 @@ class Perception:
             np.sqrt(dist2, out=dist2)
             dist2 *= self.cos_half
             ok &= dx >= dist2
-        running = np.cumsum(ok, axis=1)
-        counts = running[:, self._last]
-        counts[:, 1:] -= running[:, self._last[:-1]]
-        for row, u in enumerate(live):
-            views[u.index].walls = np.flatnonzero(counts[row]).tolist()
+        visible = np.logical_or.reduceat(ok, self._starts, axis=1)  # (viewers, walls)
+        # One nonzero for all viewers (row-major: each row's walls ascending), split by row counts.
+        walls = visible.nonzero()[1].tolist()
+        start = 0
+        for u, n in zip(live, visible.sum(axis=1).tolist(), strict=True):
+            views[u.index].walls = walls[start : start + n]
+            start += n
 
 
 def _first(item: tuple[int, JSONDict]) -> int:

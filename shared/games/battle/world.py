@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pymunk
@@ -18,6 +19,26 @@ import pymunk
 from shared.games.base import GameEvent
 from shared.games.battle.config import BattleConfig
 from shared.games.battle.maps import BattleMap
+
+try:  # chipmunk itself, for the per-tick calls whose pymunk wrappers cost more than the work
+    from pymunk._chipmunk import ffi as _ffi
+    from pymunk._chipmunk import lib as _chipmunk
+except ImportError:  # another pymunk layout: use the public API
+    _chipmunk = _ffi = None
+_BOOKKEEPING = ("_bodies_to_check", "_removed_shapes", "_add_later", "_remove_later", "_post_step_callbacks")
+
+
+def _fast_path_available() -> bool:
+    """The direct chipmunk calls rely on pymunk 7.3 internals; any other layout uses the public API."""
+    if _chipmunk is None:
+        return False
+    probe = pymunk.Space()
+    return hasattr(probe, "_space") and all(hasattr(probe, name) for name in _BOOKKEEPING)
+
+
+if not _fast_path_available():
+    _chipmunk = _ffi = None
+_CP_STEP: Callable[[object, float], None] | None = None if _chipmunk is None else _chipmunk.cpSpaceStep
 
 CAT_WALL, CAT_UNIT, CAT_PROJ = 1, 2, 4
 COLL_UNIT, COLL_PROJ, COLL_WALL = 1, 2, 3
@@ -40,6 +61,20 @@ METRIC_NAMES = (
     "invalid_actions",
     "memory_dropped",
 )
+
+
+def _needs_bookkeeping(space: pymunk.Space) -> bool:
+    """Whether Space.step has Python work to do besides stepping chipmunk (pymunk 7 internals)."""
+    return any(getattr(space, name) for name in _BOOKKEEPING)
+
+
+def wall_query(space: pymunk.Space) -> Callable[[tuple[float, float], tuple[float, float]], bool]:
+    """`blocked(a, b)`: whether a wall touches the segment a-b (a zero-radius, walls-only query)."""
+    if _chipmunk is None:
+        query = space.segment_query_first
+        return lambda a, b: query(a, b, 0.0, ONLY_WALLS) is not None
+    first, cp_space, null = _chipmunk.cpSpaceSegmentQueryFirst, space._space, _ffi.NULL
+    return lambda a, b: bool(first(cp_space, a, b, 0.0, ONLY_WALLS, null))
 
 
 def wrap_angle(a: float) -> float:
@@ -177,18 +212,38 @@ class World:
         return self._decided
 
     def advance(self, ticks: int, end_tick: int) -> None:
-        """Run up to `ticks` physics ticks, stopping early once the match is decided."""
+        """Run up to `ticks` physics ticks, stopping early once the match is decided.
+
+        Python only has work on control ticks, frame ticks, projectile expiry ticks and after a contact,
+        so the ticks in between are plain steps in a tight loop."""
         cfg = self.cfg
         dt, control_every, frame_every = cfg.dt, cfg.control_every, cfg.frame_every
-        step = self.space.step
+        space = self.space
+        fast_step = _CP_STEP
+        cp_space = space._space if fast_step is not None else None
         projectiles = self.projectiles
         tick = self.tick
         last = min(tick + ticks, end_tick)
         while tick < last and not self._decided:
             if tick % control_every == 0:
                 self._control()
-            step(dt)
+            next_control = tick - tick % control_every + control_every
+            stop = min(last, next_control, tick - tick % frame_every + frame_every)
+            if projectiles and projectiles[0].expire_tick < stop:
+                stop = projectiles[0].expire_tick
+            # Space.step's Python bookkeeping (deferred adds and removals, new-body checks) is only
+            # needed after the space changed; the contact callback only records shapes.
+            if fast_step is None or _needs_bookkeeping(space):
+                space.step(dt)
+            else:
+                fast_step(cp_space, dt)
             tick += 1
+            while tick < stop and not self._contacts:
+                if fast_step is None:
+                    space.step(dt)
+                else:
+                    fast_step(cp_space, dt)
+                tick += 1
             self.tick = tick
             if self._contacts:
                 self._resolve_contacts()
@@ -200,33 +255,37 @@ class World:
     def _control(self) -> None:
         """Turn toward the ordered heading (or the fire target) and fire when aimed and cooled down."""
         max_turn = self._turn_step
+        pi, two_pi, atan2 = math.pi, TWO_PI, math.atan2
+        tick, tolerance = self.tick, self.cfg.aim_tolerance
         for u in self.units:
-            if not u.alive or (u.fire_target is None and u.turn_target is None):
-                continue
             fire = u.fire_target
             if fire is not None:
+                if not u.alive:
+                    continue
                 x, y = u.body.position
                 dx, dy = fire[0] - x, fire[1] - y
                 if dx * dx + dy * dy < 1e-6:
                     continue
-                desired = math.atan2(dy, dx)
-            elif u.turn_target is not None:
+                desired = atan2(dy, dx)
+            elif u.turn_target is not None and u.alive:
                 desired = u.turn_target
             else:
                 continue
-            diff = wrap_angle(desired - u.heading)
+            # Angles wrapped into [-pi, pi) as wrap_angle does, inlined: this runs for every unit.
+            heading = u.heading
+            diff = (desired - heading + pi) % two_pi - pi
             if diff > max_turn:
-                u.heading = wrap_angle(u.heading + max_turn)
+                heading = u.heading = (heading + max_turn + pi) % two_pi - pi
             elif diff < -max_turn:
-                u.heading = wrap_angle(u.heading - max_turn)
+                heading = u.heading = (heading - max_turn + pi) % two_pi - pi
             else:
-                u.heading = wrap_angle(desired)
+                heading = u.heading = (desired + pi) % two_pi - pi
                 if fire is None:
                     u.turn_target = None
             if (
                 fire is not None
-                and self.tick >= u.next_fire_tick
-                and abs(wrap_angle(desired - u.heading)) <= self.cfg.aim_tolerance
+                and tick >= u.next_fire_tick
+                and abs((desired - heading + pi) % two_pi - pi) <= tolerance
             ):
                 self._fire(u, desired)
 
