@@ -38,6 +38,7 @@ from scripts.demo_infra import (
     start_embedded_redis,
 )
 from scripts.demo_procs import ChildFailed, Supervisor, http_ok, wait_until
+from services.match_runner.commands import beat_command, worker_command
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_USER = "demo"
@@ -176,22 +177,7 @@ class Demo:
         )
         worker = self.sup.start(
             "match-runner",
-            [
-                python,
-                "-m",
-                "celery",
-                "-A",
-                "services.match_runner.worker",
-                "worker",
-                "-Q",
-                "matches",
-                "-c",
-                "2",
-                "--loglevel",
-                "INFO",
-                "-n",
-                f"demo-{os.getpid()}@%h",
-            ],
+            worker_command(concurrency=2, name=f"demo-{os.getpid()}@%h", python=python, solo_cluster=False),
             self.env,
         )
         wait_until(http_ok(self.base_url + "/ready"), 60, "the gateway answering /ready", self.sup)
@@ -206,18 +192,7 @@ class Demo:
         schedule = self.data_dir / "celerybeat-schedule"
         beat = self.sup.start(
             "beat",
-            [
-                python,
-                "-m",
-                "celery",
-                "-A",
-                "services.match_runner.worker",
-                "beat",
-                "--loglevel",
-                "INFO",
-                "--schedule",
-                str(schedule),
-            ],
+            beat_command(python=python, schedule_file=str(schedule)),
             self.env,
         )
         wait_until(lambda: "beat: Starting" in beat.tail(20000), 60, "the ladder scheduler started", self.sup)

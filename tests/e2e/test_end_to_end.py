@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from scripts.demo_fleet import hosted_bots as hosted_fleet
+from services.match_runner.commands import worker_command
 from shared.games.registry import get_game
 from shared.games.replay import resimulate
 from shared.protocol.signing import generate_secret
@@ -45,22 +46,7 @@ def test_challenge_played_by_a_real_worker(
         env=env,
     )
     worker = spawn(
-        [
-            PYTHON,
-            "-m",
-            "celery",
-            "-A",
-            "services.match_runner.worker",
-            "worker",
-            "-Q",
-            "matches",
-            "-c",
-            "1",
-            "--without-gossip",
-            "--without-mingle",
-            "--loglevel",
-            "INFO",
-        ],
+        worker_command(python=PYTHON),
         "worker",
         env=env,
     )

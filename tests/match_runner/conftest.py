@@ -12,6 +12,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from services.match_runner.commands import worker_command
 from shared.config import get_settings
 from shared.crypto import encrypt_secret
 from shared.db.models import Bot, Match, User
@@ -65,25 +66,7 @@ def start_bot(mode: str = "ok", *extra: str) -> RunningBot:
 
 def start_worker(name: str, env: dict[str, str] | None = None) -> ManagedProcess:
     worker = ManagedProcess(
-        [
-            PYTHON,
-            "-m",
-            "celery",
-            "-A",
-            "services.match_runner.worker",
-            "worker",
-            "-Q",
-            "matches",
-            "-c",
-            "1",
-            "-n",
-            f"{name}-{uuid.uuid4().hex[:6]}@%h",
-            "--loglevel",
-            "INFO",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ],
+        [*worker_command(name=f"{name}-{uuid.uuid4().hex[:6]}@%h", python=PYTHON), "--without-heartbeat"],
         name,
         env={**WORKER_ENV, **(env or {})},
     )
