@@ -1,6 +1,6 @@
 """Run the whole platform on this machine and watch a ladder of real matches.
 
-    python -m scripts.demo [--matches N] [--exit-after-ladder] [--port P] [--game podracing]
+    python -m scripts.demo [--matches N] [--exit-after-ladder] [--port P] [--game podracing --game battle]
 
 It uses the configured PostgreSQL and Redis (ARENA_DATABASE_URL, ARENA_REDIS_URL) when they answer and
 starts embedded ones under the data folder otherwise; creates and migrates the database; starts the
@@ -29,6 +29,7 @@ import httpx
 from scripts.demo_api import Api, ApiError
 from scripts.demo_fleet import HostedBot, HttpBot, hosted_bots, http_bots
 from scripts.demo_infra import (
+    cancel_leftover_matches,
     describe,
     ensure_database,
     migrate,
@@ -39,6 +40,7 @@ from scripts.demo_infra import (
 )
 from scripts.demo_procs import ChildFailed, Supervisor, http_ok, wait_until
 from services.match_runner.commands import beat_command, worker_command
+from shared.games.registry import game_names
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_USER = "demo"
@@ -69,13 +71,21 @@ def free_port(preferred: int | None = None) -> int:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m scripts.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--matches", type=int, default=20, help="ladder matches to watch (default 20)")
-    parser.add_argument("--game", default="podracing", help="the game of the ladder (default podracing)")
+    parser.add_argument(
+        "--game",
+        dest="games",
+        action="append",
+        choices=game_names(),
+        help="a game for the ladder; repeat for several (default: every game)",
+    )
     parser.add_argument("--port", type=int, default=8000, help="gateway port (another one if busy)")
     parser.add_argument(
         "--exit-after-ladder", action="store_true", help="stop everything after printing the leaderboard"
     )
     parser.add_argument("--timeout", type=float, default=900, help="give up on the ladder after this many s")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.games = args.games or game_names()
+    return args
 
 
 def _persisted_key(path: Path, prefix: str) -> str:
@@ -135,6 +145,9 @@ class Demo:
             say("    created the database")
         migrate(database_url, ROOT)
         say("    schema migrated to the latest revision (alembic upgrade head)")
+        leftover = cancel_leftover_matches(database_url)
+        if leftover:
+            say(f"    cancelled {leftover} unfinished matches left by an earlier demo run")
 
         redis_url = self.settings.redis_url
         step("Redis")
@@ -216,17 +229,21 @@ class Demo:
             self.owner.get("/me")
         except ApiError:
             self.owner = self.admin
-        owned = self.owner.get("/bots", game=self.args.game, limit=200)["items"]
-        self.existing: dict[str, dict[str, Any]] = {bot["name"]: bot for bot in owned}
+        owned = [
+            bot for game in self.args.games for bot in self.owner.get("/bots", game=game, limit=200)["items"]
+        ]
+        self.existing: dict[tuple[str, str], dict[str, Any]] = {
+            (bot["game"], bot["name"]): bot for bot in owned
+        }
         for bot in owned:  # endpoints from an earlier run are gone: off the ladder until re-checked
             if bot["kind"] == "http" and bot["status"] == "active":
                 self.owner.post(f"/bots/{bot['id']}/deactivate")
                 bot["status"] = "inactive"
 
-    def http_bot(self, bot: HttpBot) -> None:
+    def http_bot(self, game: str, bot: HttpBot) -> None:
         from shared.protocol.signing import generate_secret
 
-        known = self.existing.get(bot.name)
+        known = self.existing.get((game, bot.name))
         if known:  # from an earlier run: a fresh secret, then the new endpoint
             secret = self.owner.post(f"/bots/{known['id']}/rotate-secret").json()["secret"]
         else:
@@ -241,13 +258,11 @@ class Demo:
             if known["status"] != "active":
                 self.owner.post(f"/bots/{known['id']}/reactivate")
         else:
-            self.owner.post(
-                "/bots", {"name": bot.name, "game": self.args.game, "endpoint": endpoint, "secret": secret}
-            )
+            self.owner.post("/bots", {"name": bot.name, "game": game, "endpoint": endpoint, "secret": secret})
         say(f"    http    {bot.name:<18} {endpoint}  pid {child.pid}")
 
-    def hosted_bot(self, bot: HostedBot) -> None:
-        known = self.existing.get(bot.name)
+    def hosted_bot(self, game: str, bot: HostedBot) -> None:
+        known = self.existing.get((game, bot.name))
         if known:
             self.owner.post(f"/bots/{known['id']}/versions", {"source": bot.source, "contract": bot.contract})
             if known["status"] != "active":
@@ -256,20 +271,21 @@ class Demo:
         else:
             self.owner.post(
                 "/bots/hosted",
-                {"name": bot.name, "game": self.args.game, "source": bot.source, "contract": bot.contract},
+                {"name": bot.name, "game": game, "source": bot.source, "contract": bot.contract},
             )
             what = "uploaded"
         say(f"    hosted  {bot.name:<18} {bot.contract} contract, {what} ({len(bot.source)} chars)")
 
     def fleet(self) -> None:
-        step(f"Bots for {self.args.game} (registered through {self.base_url}/api/v1)")
-        for bot in http_bots(self.args.game):
-            self.http_bot(bot)
-        hosted, notes = hosted_bots(self.args.game)
-        for bot in hosted:
-            self.hosted_bot(bot)
-        for note in notes:
-            say(f"    note: {note}")
+        for game in self.args.games:
+            step(f"Bots for {game} (registered through {self.base_url}/api/v1)")
+            for bot in http_bots(game):
+                self.http_bot(game, bot)
+            hosted, notes = hosted_bots(game)
+            for bot in hosted:
+                self.hosted_bot(game, bot)
+            for note in notes:
+                say(f"    note: {note}")
 
     # -- the ladder ---------------------------------------------------------------------------
 
@@ -306,30 +322,35 @@ class Demo:
 
     def _recent_matches(self) -> list[dict[str, Any]]:
         found = []
-        for status in ("finished", "failed"):
-            page = self.admin.get("/matches", game=self.args.game, status=status, limit=100)
-            found.extend(
-                m for m in page["items"] if _after(m.get("finished_at") or m["queued_at"], self.started_at)
-            )
+        for game in self.args.games:
+            for status in ("finished", "failed"):
+                page = self.admin.get("/matches", game=game, status=status, limit=100)
+                found.extend(
+                    m
+                    for m in page["items"]
+                    if _after(m.get("finished_at") or m["queued_at"], self.started_at)
+                )
         return sorted(found, key=lambda m: m.get("finished_at") or "")
 
     def leaderboard(self, last_replay: str | None) -> None:
-        board = self.admin.get(f"/leaderboard/{self.args.game}", limit=50)
-        step(f"Leaderboard: {self.args.game} (ordinal = mu - 3 sigma)")
-        say(
-            f"    {'#':>3}  {'bot':<20} {'owner':<8} {'ordinal':>8} {'mu':>7} {'sigma':>6} "
-            f"{'W/D/L':>10} {'played':>6}"
-        )
-        for e in board["entries"]:
-            wdl = f"{e['wins']}/{e['draws']}/{e['losses']}"
+        for game in self.args.games:
+            board = self.admin.get(f"/leaderboard/{game}", limit=50)
+            step(f"Leaderboard: {game} (ordinal = mu - 3 sigma)")
             say(
-                f"    {e['rank']:>3}  {e['bot_name']:<20} {e['owner_name']:<8} {e['ordinal']:>8.2f} "
-                f"{e['mu']:>7.2f} {e['sigma']:>6.2f} {wdl:>10} {e['matches']:>6}"
+                f"    {'#':>3}  {'bot':<20} {'owner':<8} {'ordinal':>8} {'mu':>7} {'sigma':>6} "
+                f"{'W/D/L':>10} {'played':>6}"
             )
+            for e in board["entries"]:
+                wdl = f"{e['wins']}/{e['draws']}/{e['losses']}"
+                say(
+                    f"    {e['rank']:>3}  {e['bot_name']:<20} {e['owner_name']:<8} {e['ordinal']:>8.2f} "
+                    f"{e['mu']:>7.2f} {e['sigma']:>6.2f} {wdl:>10} {e['matches']:>6}"
+                )
         say("")
         say(f"    API docs:      {self.base_url}/docs")
         say(f"    Front page:    {self.base_url}/")
-        say(f"    Leaderboard:   {self.base_url}/api/v1/leaderboard/{self.args.game}")
+        for game in self.args.games:
+            say(f"    Leaderboard:   {self.base_url}/api/v1/leaderboard/{game}")
         say(f"    Matches:       {self.base_url}/api/v1/matches")
         if last_replay:
             say(f"    Latest replay: {self.base_url}{last_replay}")
@@ -361,7 +382,13 @@ def _summary(match: dict[str, Any]) -> str:
     players = sorted(
         match["participants"], key=lambda p: (p["rank"] if p["rank"] is not None else 99, p["slot"])
     )
-    turns = f"({match['turns']} turns)" if match.get("turns") is not None else ""
+    details = [match["game"]]
+    if match.get("turns") is not None:
+        details.append(f"{match['turns']} turns")
+    kills = [p.get("metrics", {}).get("kills") for p in players]
+    if all(isinstance(k, int | float) for k in kills):
+        details.append("kills " + "-".join(str(int(k)) for k in kills))
+    turns = f"({', '.join(details)})"
     names = [p["bot_name"] for p in players]
     if len(players) >= 2 and players[0]["rank"] is not None and players[0]["rank"] == players[1]["rank"]:
         return f"{' and '.join(names)} drew {turns}".strip()

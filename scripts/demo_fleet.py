@@ -4,7 +4,6 @@ bots' source under the decide contract, and a CodinGame-style script)."""
 
 from __future__ import annotations
 
-import ast
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -86,7 +85,7 @@ def hosted_bots(game: str) -> tuple[list[HostedBot], list[str]]:
     notes: list[str] = []
     module_file = ROOT / "shared" / "games" / game / "bots.py"
     if module_file.exists():
-        base = _hostable(module_file.read_text())
+        base = module_file.read_text()
         for name in sorted(get_game(game).builtin_bots()):
             source = f"{base}\n\ndef decide(observation):\n    return {name}(observation)\n"
             problems = check_source(source, contract="decide")
@@ -97,20 +96,3 @@ def hosted_bots(game: str) -> tuple[list[HostedBot], list[str]]:
     if game == "podracing":
         bots.append(HostedBot("hosted-codingame", CODINGAME_SCRIPT, "codingame"))
     return bots, notes
-
-
-def _hostable(source: str) -> str:
-    """A built-in bots module as a standalone decide-contract upload: attribute docstrings dropped
-    and type aliases (`Point = tuple[float, float]`) reduced to their base type, since the gate
-    only admits constant top-level assignments."""
-    tree = ast.parse(source)
-    body: list[ast.stmt] = []
-    for index, stmt in enumerate(tree.body):
-        is_string = isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
-        if is_string and index > 0:
-            continue
-        if isinstance(stmt, ast.Assign | ast.AnnAssign) and isinstance(stmt.value, ast.Subscript):
-            stmt.value = stmt.value.value
-        body.append(stmt)
-    tree.body = body
-    return ast.unparse(tree)

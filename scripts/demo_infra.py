@@ -68,6 +68,17 @@ def migrate(url: str, root: Path) -> None:
     command.upgrade(config, "head")
 
 
+def cancel_leftover_matches(url: str) -> int:
+    """Matches an earlier demo run left queued or running point at bot processes that are gone;
+    cancel them before a worker starts, so the new ladder only plays the bots started now."""
+    with psycopg.connect(_libpq(url), autocommit=True) as conn:
+        cursor = conn.execute(
+            "UPDATE matches SET status = 'cancelled', error = 'left over from an earlier demo run' "
+            "WHERE status IN ('queued', 'running')"
+        )
+        return cursor.rowcount
+
+
 def redis_reachable(url: str) -> bool:
     with contextlib.suppress(redis.RedisError, ValueError):
         client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)

@@ -46,9 +46,19 @@ def create_celery(settings: Settings | None = None) -> Celery:
         accept_content=["json"],
         task_ignore_result=True,
         worker_hijack_root_logger=False,
+        # Ticks share the matches queue and wait behind matches being played; one that is older than
+        # its interval has been superseded by a newer one, so it expires instead of piling up.
         beat_schedule={
-            "ladder": {"task": TASK_LADDER_TICK, "schedule": timedelta(seconds=settings.ladder_interval_s)},
-            "reaper": {"task": TASK_REAP_STALE, "schedule": timedelta(seconds=settings.reaper_interval_s)},
+            "ladder": {
+                "task": TASK_LADDER_TICK,
+                "schedule": timedelta(seconds=settings.ladder_interval_s),
+                "options": {"expires": settings.ladder_interval_s},
+            },
+            "reaper": {
+                "task": TASK_REAP_STALE,
+                "schedule": timedelta(seconds=settings.reaper_interval_s),
+                "options": {"expires": settings.reaper_interval_s},
+            },
         },
         include=["services.match_runner.tasks"],
     )

@@ -110,7 +110,7 @@ def schedule_game(game: str, settings: Settings, rng: random.Random) -> list[uui
         if room <= 0:
             return []
         candidates = _candidates(session, game)
-        players = max(impl.min_players, min(impl.max_players, len(candidates)))
+        players = impl.ladder_players
         created = [
             create_match(session, game=game, bot_ids=bots, kind="ladder", rated=True).id
             for bots in plan_pairings(candidates, room, players, rng)

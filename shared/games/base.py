@@ -108,6 +108,8 @@ class Game(ABC):
     title: ClassVar[str]
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 2
+    ladder_players: ClassVar[int] = 2
+    """How many bots a ladder match seats; challenges may seat anything from min to max."""
     config_model: ClassVar[type[BaseModel]]
 
     @abstractmethod

@@ -64,13 +64,19 @@ def test_demo_plays_a_ladder_prints_the_leaderboard_and_cleans_up(tmp_path: Path
         assert "created the database" in out
         for n in range(1, 5):
             assert re.search(rf"\[{n}/4\] \S+ (beat|won against|and) \S+", out), out
-        board = out.split("==> Leaderboard", 1)[1]
-        rows = re.findall(r"^\s+(\d+)\s+(\S+)\s+demo\s+(-?\d+\.\d+)", board, flags=re.M)
-        assert len(rows) >= 6, board  # HTTP and hosted bots are all on the board
-        ordinals = [float(r[2]) for r in rows]
-        assert ordinals == sorted(ordinals, reverse=True)
-        assert {"hosted-runner", "hosted-codingame", "builtin-blocker"} <= {r[1] for r in rows}
-        assert "/docs" in board and "/replay" in board
+        section = r"==> Leaderboard: (\w+) .*?\n(.*?)(?=\n==> |\n\s*API docs)"
+        boards = dict(re.findall(section, out, flags=re.S))
+        assert set(boards) == {"podracing", "battle"}, out[-3000:]
+        names: set[str] = set()
+        for game, board in boards.items():
+            rows = re.findall(r"^\s+(\d+)\s+(\S+)\s+demo\s+(-?\d+\.\d+)", board, flags=re.M)
+            assert len(rows) >= 6, board  # HTTP and hosted bots are all on each board
+            ordinals = [float(r[2]) for r in rows]
+            assert ordinals == sorted(ordinals, reverse=True), f"{game} board out of order:\n{board}"
+            names |= {r[1] for r in rows}
+        assert {"hosted-runner", "hosted-codingame", "builtin-blocker", "hosted-sniper"} <= names
+        links = out.split("API docs", 1)[1]
+        assert "/docs" in out and "/replay" in links and "/leaderboard/battle" in links
         assert "all demo processes stopped" in out
     finally:
         deadline = time.monotonic() + 10

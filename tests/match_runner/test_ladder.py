@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -17,6 +18,7 @@ from shared.config import Settings
 from shared.db.models import Bot, Match, MatchParticipant, Rating
 from shared.db.session import session_scope
 from shared.queue import QUEUE_MATCHES
+from tests.match_runner.conftest import start_worker
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -129,3 +131,45 @@ def test_ladder_tick_respects_the_pending_cap_and_queues_real_tasks(
     assert redis.Redis.from_url(redis_url).llen(QUEUE_MATCHES) == 4
     with session_scope() as session:
         assert session.scalars(select(Rating).where(Rating.bot_id == waited)).first() is None
+
+
+def test_ladder_seats_the_games_ladder_size_even_when_more_bots_could_play(
+    ladder_world: None, register_bot: Callable[..., uuid.UUID]
+) -> None:
+    """battle allows up to 4 players in a challenge, but its ladder plays one-on-one."""
+    bot_ids = [register_bot() for _ in range(6)]
+    with session_scope() as session:
+        session.execute(update(Bot).where(Bot.id.in_(bot_ids)).values(game="battle"))
+    created = ladder_tick(Settings(dev_mode=True, ladder_max_pending=2), random.Random(4))
+    assert len(created) == 2
+    with session_scope() as session:
+        for match_id in created:
+            match = session.get(Match, match_id)
+            assert match is not None and match.game == "battle"
+            assert len(match.participants) == 2
+
+
+def test_a_stale_ladder_tick_expires_instead_of_scheduling(
+    ladder_world: None, register_bot: Callable[..., uuid.UUID], redis_url: str
+) -> None:
+    """Beat ticks wait behind matches in the queue; one older than its interval must not run late
+    (a backlog of them once scheduled matches for bots that had since gone away)."""
+    from shared.queue import TASK_LADDER_TICK, celery_app, create_celery
+
+    for _ in range(2):
+        register_bot()
+    entry = create_celery(Settings(dev_mode=True, ladder_interval_s=2.0)).conf.beat_schedule["ladder"]
+    assert entry["options"]["expires"] == 2.0
+    celery_app.send_task(TASK_LADDER_TICK, expires=0.5)
+    time.sleep(1.0)  # the tick waits in the queue past its expiry, as behind a long match
+    worker = start_worker("stale-tick")
+    try:
+        worker.wait_log("Discarding revoked task: arena.matches.ladder_tick", timeout=30)
+        time.sleep(1.0)
+        log = worker.log()
+    finally:
+        worker.stop()
+    with session_scope() as session:
+        pending = session.scalars(select(Match).where(Match.kind == "ladder", Match.status == "queued")).all()
+    assert pending == [], "an expired ladder tick scheduled matches"
+    assert "ladder_tick" not in log.split("Discarding revoked task", 1)[1].split("\n", 1)[1]
