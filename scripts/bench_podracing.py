@@ -2,7 +2,7 @@
 
 Run: `.venv/bin/python -m scripts.bench_podracing [--quick] [--device cpu|cuda] [--dtype float32|float64]
 [--collision-iters K] [--compile] [--batches N ...]`. Prints one table; the default run takes about
-a minute on CPU. `--compile` costs minutes of compilation per batch size on a small CPU.
+two minutes on CPU. `--compile` costs minutes of compilation per batch size on a small CPU.
 
 Both engines play full races with the same kind of driver (each pod aims at its next checkpoint
 with some drift compensation, so races finish, restart and pods collide at the start and on the
@@ -162,7 +162,7 @@ def main() -> None:
     if device.type == "cuda":
         batches = [1024, 65536, 1 << 20] if args.quick else [1024, 65536, 1 << 20, 1 << 22]
     else:
-        batches = [1, 64, 4096] if args.quick else [1, 64, 4096, 65536]
+        batches = [1, 64, 4096, 16384] if args.quick else [1, 64, 4096, 16384, 65536]
     batches = args.batches or batches
     for batch in batches:
         for threads in sorted({1, cores}) if batch >= 4096 and device.type == "cpu" else [1]:

@@ -2,7 +2,9 @@
 
 It follows the reference engine (`shared.games.podracing.engine`) rule for rule and, in float64,
 operation for operation: every formula below evaluates the same floating-point expression in the
-same order, so on CPU the integer state (positions, velocities, checkpoints, winners) is identical.
+same order, or one that provably gives the same number (scaled by powers of two, or a select
+written as arithmetic; each is explained where it is used), so on CPU the integer state
+(positions, velocities, checkpoints, winners) is identical.
 The only differences are the last bits of `atan2`/`cos`/`sin`, which torch and libm compute
 differently about once in a few hundred calls; they move the float heading by one ulp and are
 wiped out by the end-of-turn truncation and rounding (see docs/games/podracing-torch.md).
@@ -20,7 +22,12 @@ Design rules that keep it fast on a GPU:
   moves without collisions, exactly as the reference does at its cap, and `collisions_capped`
   counts the turns where another collision was still due.
 * Finished races are frozen (every update is masked), or, with `auto_reset=True`, restarted at the
-  end of the step on a track drawn from a pool made by a vectorised generator.
+  end of the step on their next track, drawn ahead from a pool made by a vectorised generator
+  (all races redraw together every `reset_draw_every` steps, so a reset costs a few selects).
+* On CPU most of a step's time goes to the number of kernels and the bytes each one touches, and
+  some kernels are far slower than others: `where` / `masked_fill` on bool masks (about 10x an
+  add), `sqrt` of 0 or of a negative (25-50x), `min` with indices. The code prefers float
+  arithmetic that is provably exact (see `_pick`, `_sqrt_non_negative`, `_first_collision`).
 """
 
 from __future__ import annotations
@@ -175,11 +182,36 @@ def _round_half_away(value: torch.Tensor) -> torch.Tensor:
     return torch.where(value >= 0, magnitude, -magnitude) + 0.0
 
 
+def _pick(mask: torch.Tensor, a: torch.Tensor | float, b: torch.Tensor) -> torch.Tensor:
+    """`torch.where(mask, a, b)` for finite values, as `lerp(b, a, mask)` with weights 0 or 1.
+
+    Exact (b + 0 * (a - b) is b, a - (a - b) * 0 is a; only a -0.0 may become +0.0, which no
+    formula here can tell apart), and on CPU several times cheaper than `where` on a bool mask.
+    """
+    weight = mask.view(torch.uint8).to(b.dtype)
+    return torch.lerp(b, a if isinstance(a, torch.Tensor) else torch.full_like(b, a), weight)
+
+
 def _normalize_angle(angle: torch.Tensor) -> torch.Tensor:
-    """Into [0, 360): fmod, +360 if negative, exactly 360 becomes 0 (as the reference)."""
-    result = torch.fmod(angle, 360.0)
-    result = torch.where(result < 0.0, result + 360.0, result)
-    return torch.where(result >= 360.0, torch.zeros_like(result), result)
+    """Into [0, 360) for angles in [-360, 720): fmod, +360 if negative, exactly 360 becomes 0 (as
+    the reference). In that range fmod(a, 360) is a - 360 above 360, exactly (Sterbenz), and much
+    cheaper than torch's fmod."""
+    result = _pick(angle >= 360.0, angle - 360.0, angle)
+    result = _pick(result < 0.0, result + 360.0, result)
+    return _pick(result >= 360.0, 0.0, result)
+
+
+def _sqrt_non_negative(value: torch.Tensor) -> torch.Tensor:
+    """sqrt(max(v, 0)), exactly, without ever taking the sqrt of 0 or of a negative number.
+
+    On x86 CPUs torch's sqrt is 25 to 50 times slower on 0 (and on negatives, which give NaN)
+    than on positive numbers, and most pairs of pods or checkpoint sweeps have no root. With
+    p = max(v, 0) and g = sign(p) (0 or 1), sqrt(p + (1 - g)) * g is sqrt(p) when p > 0 and 0
+    when p == 0. Callers test `v >= 0` themselves.
+    """
+    p = torch.clamp_min(value, 0.0)
+    g = torch.sign(p)
+    return torch.sqrt(p + (1.0 - g)).mul_(g)
 
 
 def start_positions(cx: torch.Tensor, cy: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -223,8 +255,10 @@ class TorchRaces:
     what a race ended with after it restarted.
 
     Internally every per-pod quantity is stored pod-major ([4, B], the public [B, 4] tensors are
-    transposed views of it): then each pod or collision pair is a contiguous row, and the fold over
-    the 6 pairs is 5 cheap row operations instead of a slow reduction over a size-6 inner axis.
+    transposed views of it), and x, y, vx, vy share one [4 fields, 4 pods, B] tensor: then each
+    pod or collision pair is a contiguous row, and one kernel handles all four fields or all six
+    pairs at once. On CPU a step costs about (number of kernels) x (bytes each touches), so the
+    formulas are written to need as few kernels as possible while staying bit-exact.
     """
 
     def __init__(
@@ -238,6 +272,7 @@ class TorchRaces:
         auto_reset: bool = False,
         seed: int | None = None,
         track_pool_size: int = 16384,
+        reset_draw_every: int = 16,
     ) -> None:
         if dtype not in (torch.float32, torch.float64):
             raise ValueError("dtype must be torch.float32 or torch.float64")
@@ -257,20 +292,20 @@ class TorchRaces:
             self.generator = torch.Generator(device=self.device)
             self.generator.manual_seed(0 if seed is None else seed)
         self.track_pool_size = track_pool_size
+        self.reset_draw_every = max(1, reset_draw_every)
         self._pool: Tracks | None = None
 
         b = num_races
         f = {"dtype": dtype, "device": self.device}
         i64 = {"dtype": torch.long, "device": self.device}
         boolean = {"dtype": torch.bool, "device": self.device}
-        self._cp_x = torch.zeros(MAX_CHECKPOINTS, b, **f)
-        self._cp_y = torch.zeros(MAX_CHECKPOINTS, b, **f)
+        self._cp = torch.zeros(2, MAX_CHECKPOINTS, b, **f)
+        self._cp_x, self._cp_y = self._cp[0], self._cp[1]
         self.num_checkpoints = torch.full((b,), 2, **i64)
         self.total_passes = torch.zeros(b, **i64)
-        self._x = torch.zeros(4, b, **f)
-        self._y = torch.zeros(4, b, **f)
-        self._vx = torch.zeros(4, b, **f)
-        self._vy = torch.zeros(4, b, **f)
+        self._kin = torch.zeros(4, 4, b, **f)
+        """x, y, vx, vy: [field, pod, race]."""
+        self._x, self._y, self._vx, self._vy = self._kin.unbind(0)
         self._angle = torch.zeros(4, b, **f)
         self._next_cp = torch.ones(4, b, **i64)
         self._passed = torch.ones(4, b, **i64)
@@ -295,9 +330,15 @@ class TorchRaces:
         # Scratch buffers reused every turn.
         self._elapsed = torch.zeros(b, **f)
         self._finish_time = torch.full((4, b), math.inf, **f)
-        self._pair = {name: torch.zeros(6, b, **f) for name in ("px", "py", "vx", "vy")}
-        self._inf = torch.tensor(math.inf, **f)
-        self._zero = torch.tensor(0.0, **f)
+        self._pair = torch.zeros(4, 6, b, **f)
+        # Pods of each pair, expanded over the batch: a gather is far cheaper than indexing.
+        self._pair_ij = torch.tensor(PAIRS, **i64).T[:, :, None].expand(2, 6, b)
+        self._half = torch.tensor(0.5, **f)
+        # Auto-reset: the next track of every race, drawn ahead from the pool (pod-major).
+        self._steps_since_draw = 0
+        self._next_cp_xy = torch.zeros(2, MAX_CHECKPOINTS, b, **f)
+        self._next_start = torch.zeros(2, 4, b, **f)
+        self._next_count = torch.full((b,), 2, **i64)
         self._step_fn = self._step_impl
 
     # ------------------------------------------------------- public views
@@ -336,10 +377,30 @@ class TorchRaces:
         self._pool = generate_tracks(
             self.track_pool_size, self.config, device=self.device, dtype=self.dtype, generator=self.generator
         )
+        sx, sy = start_positions(self._pool.x, self._pool.y)
+        # Pod-major copies, so that drawing tracks is three column gathers.
+        self._pool_cp = torch.stack((self._pool.x.T, self._pool.y.T))
+        self._pool_start = torch.stack((sx.T, sy.T))
+        self._draw_next_tracks()
+
+    def _draw_next_tracks(self) -> None:
+        """Draw every race's next track from the pool (done every `reset_draw_every` steps, not per
+        reset: a race that ends twice in that window replays the same track)."""
+        pool = self.track_pool()
+        idx = torch.randint(
+            pool.count.shape[0], (self.num_races,), generator=self.generator, device=self.device
+        )
+        torch.index_select(self._pool_cp, 2, idx, out=self._next_cp_xy)
+        torch.index_select(self._pool_start, 2, idx, out=self._next_start)
+        torch.index_select(pool.count, 0, idx, out=self._next_count)
+        self._steps_since_draw = 0
 
     def reset(self) -> None:
         """Every race restarts on a random track from the pool; counters restart from 0."""
-        self._reset_where(torch.ones(self.num_races, dtype=torch.bool, device=self.device))
+        self._draw_next_tracks()
+        everything = torch.ones(self.num_races, dtype=torch.bool, device=self.device)
+        self._start(everything, self._next_cp_xy, self._next_start, self._next_count)
+        self._draw_next_tracks()
         for counter in (self.collisions, self.collisions_capped, self._invalid, self._passes):
             counter.zero_()
         self.just_finished.zero_()
@@ -358,8 +419,13 @@ class TorchRaces:
             cx[i] = torch.tensor([float(p[0]) for p in padded], dtype=self.dtype)
             cy[i] = torch.tensor([float(p[1]) for p in padded], dtype=self.dtype)
             count[i] = len(track)
-        tracks_t = Tracks(cx.to(self.device), cy.to(self.device), count.to(self.device))
-        self._start(torch.ones(self.num_races, dtype=torch.bool, device=self.device), tracks_t)
+        sx, sy = start_positions(cx, cy)
+        self._start(
+            torch.ones(self.num_races, dtype=torch.bool, device=self.device),
+            torch.stack((cx.T, cy.T)).to(self.device),
+            torch.stack((sx.T, sy.T)).to(self.device),
+            count.to(self.device),
+        )
 
     def load_races(self, races: Sequence[Race]) -> None:
         """Copy the full state of reference races (tracks, pods, counters) into the batch."""
@@ -390,18 +456,17 @@ class TorchRaces:
         codes = {v: k for k, v in REASONS.items()}
         self.reason[n] = codes.get(race.reason, REASON_RUNNING)
 
-    def _start(self, mask: torch.Tensor, tracks: Tracks) -> None:
-        """Put the races in `mask` [B] on the start grid of `tracks` (rows aligned with the batch)."""
+    def _start(self, mask: torch.Tensor, cp: torch.Tensor, start: torch.Tensor, count: torch.Tensor) -> None:
+        """Put the races in `mask` [B] on the start grid: checkpoints `cp` [2, 8, B], start positions
+        `start` [2, 4, B] and checkpoint counts `count` [B] (columns aligned with the batch)."""
         m = mask[None, :]
-        self._cp_x.copy_(torch.where(m, tracks.x.T, self._cp_x))
-        self._cp_y.copy_(torch.where(m, tracks.y.T, self._cp_y))
-        self.num_checkpoints.copy_(torch.where(mask, tracks.count, self.num_checkpoints))
-        self.total_passes.copy_(self.num_checkpoints * self.config.laps + 1)
-        sx, sy = start_positions(tracks.x, tracks.y)
-        self._x.copy_(torch.where(m, sx.T, self._x))
-        self._y.copy_(torch.where(m, sy.T, self._y))
-        for t in (self._vx, self._vy, self._angle):
-            t.masked_fill_(m, 0.0)
+        self._cp.copy_(_pick(m, cp, self._cp))
+        self.num_checkpoints.copy_(torch.where(mask, count, self.num_checkpoints))
+        torch.mul(self.num_checkpoints, self.config.laps, out=self.total_passes).add_(1)
+        pos = self._kin[0:2]
+        pos.copy_(_pick(m, start, pos))
+        self._kin[2:4].copy_(_pick(m, 0.0, self._kin[2:4]))
+        self._angle.copy_(_pick(m, 0.0, self._angle))
         self._next_cp.masked_fill_(m, 1)
         self._passed.masked_fill_(m, 1)
         self._shield_cd.masked_fill_(m, 0)
@@ -413,12 +478,6 @@ class TorchRaces:
         self.winner.masked_fill_(mask, -1)
         self.winning_pod.masked_fill_(mask, -1)
         self.reason.masked_fill_(mask, REASON_RUNNING)
-
-    def _reset_where(self, mask: torch.Tensor) -> None:
-        pool = self.track_pool()
-        size = pool.count.shape[0]
-        idx = torch.randint(size, (self.num_races,), generator=self.generator, device=self.device)
-        self._start(mask, Tracks(pool.x[idx], pool.y[idx], pool.count[idx]))
 
     # ------------------------------------------------------------------- turn
 
@@ -440,7 +499,14 @@ class TorchRaces:
             boost = torch.zeros(self.num_races, 4, dtype=torch.bool, device=self.device)
         if shield is None:
             shield = torch.zeros(self.num_races, 4, dtype=torch.bool, device=self.device)
+        if self.auto_reset and self._pool is None:
+            self.refresh_track_pool()
         self._step_fn(target, thrust, boost, shield)
+        if self.auto_reset:
+            self._start(self.just_finished, self._next_cp_xy, self._next_start, self._next_count)
+            self._steps_since_draw += 1
+            if self._steps_since_draw >= self.reset_draw_every:
+                self._draw_next_tracks()
 
     def _step_impl(
         self, target: torch.Tensor, thrust: torch.Tensor, boost: torch.Tensor, shield: torch.Tensor
@@ -448,9 +514,9 @@ class TorchRaces:
         cfg = self.config
         active = ~self.finished
         act = active[None, :]
-        tx, ty, power = self._sanitise(target, thrust, act)
-        boost = boost.T.to(torch.bool) & act
-        shield = shield.T.to(torch.bool) & act
+        tgt, power = self._sanitise(target, thrust, act)
+        boost = boost.T & act
+        shield = shield.T & act
 
         # 1. Shield, cooldown and boost resolve into a thrust per pod (reference `_resolve_thrust`).
         blocked = (self._shield_cd > 0) & ~shield & act
@@ -472,174 +538,166 @@ class TorchRaces:
             avail &= ~used
         power = torch.where(wants_boost, float(cfg.max_thrust), power)
         power = torch.where(used, float(BOOST_THRUST), power)
-        power = torch.where(shield | blocked | ~act, 0.0, power)
+        power.masked_fill_(shield | blocked | ~act, 0.0)
 
         # 2. Rotation towards the target, free on each race's first turn.
-        x, y, angle = self._x, self._y, self._angle
-        dx = tx - x
-        dy = ty - y
-        keep = ((dx == 0.0) & (dy == 0.0)) | ~act
-        aim = _normalize_angle(torch.atan2(dy, dx) * RAD_TO_DEG)
+        angle = self._angle
+        pos, vel = self._kin[0:2], self._kin[2:4]
+        delta = tgt - pos
+        dx, dy = delta[0], delta[1]
+        zero = delta == 0.0
+        keep = (zero[0] & zero[1]) | ~act
+        # atan2 lies in [-180, 180] degrees, where normalising is just +360 below 0 (fmod is a no-op).
+        aim = torch.atan2(dy, dx).mul_(RAD_TO_DEG)
+        aim = _pick(aim < 0.0, aim + 360.0, aim)
+        aim = _pick(aim >= 360.0, 0.0, aim)
         diff = aim - angle
-        diff = torch.where(diff > 180.0, diff - 360.0, torch.where(diff <= -180.0, diff + 360.0, diff))
-        turned = _normalize_angle(angle + torch.where(diff > 0.0, MAX_ROTATION, -MAX_ROTATION))
+        diff = _pick(diff > 180.0, diff - 360.0, _pick(diff <= -180.0, diff + 360.0, diff))
         snap = (torch.abs(diff) <= MAX_ROTATION) | (self.turn == 0)[None, :]
-        angle.copy_(torch.where(keep, angle, torch.where(snap, aim, turned)))
+        # `aim` is already in [0, 360), so normalising the chosen value changes only the turn.
+        # (When diff == 0 the pod snaps, so sign(diff) * 18 is as good as the reference's +-18.)
+        turned = angle + torch.sign(diff).mul_(MAX_ROTATION)
+        angle.copy_(_pick(keep, angle, _normalize_angle(_pick(snap, aim, turned))))
 
         # 3. Thrust along the new heading.
         rad = angle * DEG_TO_RAD
-        self._vx.add_(torch.cos(rad) * power)
-        self._vy.add_(torch.sin(rad) * power)
+        self._vx.add_(torch.cos(rad).mul_(power))
+        self._vy.add_(torch.sin(rad).mul_(power))
 
         # 4. Movement: collision after collision, then the rest of the turn.
         mass = torch.where(self._shield_active, SHIELD_MASS, 1.0).to(self.dtype)
+        inv_mass = 1.0 / mass
         elapsed = self._elapsed
         elapsed.zero_()
         self._finish_time.fill_(math.inf)
         self._passes.zero_()
         for _ in range(self.collision_iters):
             t, pair, has = self._first_collision(elapsed, active)
-            dt = torch.where(has, t, self._zero)
+            dt = torch.where(has, t, 0.0)
             self._advance(elapsed, dt)
             elapsed.add_(dt)
-            self._bounce(pair, has, mass)
-            self.collisions.add_(has.to(torch.long))
+            self._bounce(pair, has, mass, inv_mass)
+            self.collisions.add_(has)
         # The cap counts only when one more collision was due (as in the reference).
-        _, _, pending = self._first_collision(elapsed, active)
-        self.collisions_capped.add_(pending.to(torch.long))
-        self._advance(elapsed, torch.where(active, 1.0 - elapsed, self._zero))
+        _, _, pending = self._first_collision(elapsed, active, pick=False)
+        self.collisions_capped.add_(pending)
+        self._advance(elapsed, torch.where(active, 1.0 - elapsed, 0.0))
 
         # 5. Friction and rounding.
-        self._vx.copy_(torch.where(act, torch.trunc(self._vx * FRICTION) + 0.0, self._vx))
-        self._vy.copy_(torch.where(act, torch.trunc(self._vy * FRICTION) + 0.0, self._vy))
-        x.copy_(_round_half_away(x))
-        y.copy_(_round_half_away(y))
-        self.turn.add_(active.to(torch.long))
+        vel.copy_(_pick(act, torch.trunc(vel * FRICTION).add_(0.0), vel))
+        # Half away from zero: trunc(v + copysign(0.5, v)) equals sign(v) * floor(|v| + 0.5).
+        pos.copy_(torch.trunc(pos + torch.copysign(self._half, pos)).add_(0.0))
+        self.turn.add_(active)
 
         # 6. Win beats timeout, timeout beats the turn limit.
         self._check_end(active)
-        if self.auto_reset:
-            self._reset_where(self.just_finished)
 
     def _sanitise(
         self, target: torch.Tensor, thrust: torch.Tensor, act: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Replace what cannot be played and count it per player (tensor ops only)."""
-        target = target.to(self.dtype)
-        tx = target[..., 0].T
-        ty = target[..., 1].T
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Targets as [2, 4, B] and thrust [4, B] with what cannot be played replaced; counts it per
+        player (tensor ops only)."""
+        tgt = target.to(self.dtype).permute(2, 1, 0)
+        finite = torch.isfinite(tgt)
+        bad_target = ~(finite[0] & finite[1])
+        tgt = torch.where(bad_target, self._kin[0:2], tgt)
         thrust = thrust.T.to(self.dtype)
-        bad_target = ~(torch.isfinite(tx) & torch.isfinite(ty))
-        tx = torch.where(bad_target, self._x, tx)
-        ty = torch.where(bad_target, self._y, ty)
         finite = torch.isfinite(thrust)
         top = float(self.config.max_thrust)
         bad_thrust = ~finite | (thrust < 0.0) | (thrust > top)
         # Whole numbers, halves up, as the JSON sanitiser does (the value is >= 0 here).
-        power = torch.floor(torch.clamp(torch.where(finite, thrust, 0.0), 0.0, top) + 0.5)
-        bad = (bad_target.to(torch.long) + bad_thrust.to(torch.long)) * act.to(torch.long)
+        power = torch.floor(torch.clamp(torch.where(finite, thrust, 0.0), 0.0, top).add_(0.5))
+        bad = (bad_target.to(torch.long) + bad_thrust).mul_(act)
         self._invalid.add_(bad.view(2, 2, -1).sum(1))
-        return tx, ty, power
-
-    def _pairs(self, src: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-        """out[k] = src[i] - src[j] for the 6 pairs (i, j) in `PAIRS` order, by slicing."""
-        torch.sub(src[0:1], src[1:4], out=out[0:3])
-        torch.sub(src[1:2], src[2:4], out=out[3:5])
-        torch.sub(src[2:3], src[3:4], out=out[5:6])
-        return out
+        return tgt, power
 
     def _first_collision(
-        self, elapsed: torch.Tensor, active: torch.Tensor
+        self, elapsed: torch.Tensor, active: torch.Tensor, *, pick: bool = True
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Earliest valid impact time per race over the 6 pairs (the first pair on exact ties),
-        the pods of that pair [2, B], and whether there is one."""
-        buf = self._pair
-        px = self._pairs(self._x, buf["px"])
-        py = self._pairs(self._y, buf["py"])
-        vx = self._pairs(self._vx, buf["vx"])
-        vy = self._pairs(self._vy, buf["vy"])
-        a = vx * vx + vy * vy
-        b = 2.0 * (px * vx + py * vy)
-        c = px * px + py * py - COLLISION_DISTANCE_SQ
-        disc = b * b - 4.0 * a * c
-        # sqrt of a negative is slow on CPU and never used: clamp it away.
-        t = (-b - torch.sqrt(torch.clamp_min(disc, 0.0))) / (2.0 * a)
-        # The reference's `a == 0` test is implied: a == 0 means v == 0 exactly, so b == 0.
-        valid = (c > 0.0) & (b < 0.0) & (disc >= 0.0) & (t > 0.0) & (elapsed + t < 1.0)
-        t = torch.where(valid, t, self._inf)
-        best = t[0]
-        first = torch.zeros_like(self.turn)
-        second = torch.ones_like(self.turn)
-        for pair in range(1, 6):
-            better = t[pair] < best
-            best = torch.where(better, t[pair], best)
-            first = torch.where(better, PAIRS[pair][0], first)
-            second = torch.where(better, PAIRS[pair][1], second)
-        has = (best < math.inf) & active
-        return best, torch.stack((first, second)), has
+        """Earliest valid impact time per race over the 6 pairs (the first pair on exact ties), the
+        index of that pair in `PAIRS` [B], and whether there is one (`pick=False`: only the last).
+
+        With s = px*vx + py*vy the reference's b is 2s, its disc 4 (s*s - a*c) and its t
+        -(s + sqrt(s*s - a*c)) / a: scaling by powers of two is exact, so this is the same number.
+        Its early exits are implied: a == 0 makes t NaN, and c <= 0 or s >= 0 make t <= 0 (because
+        sqrt(s*s) == |s| in IEEE arithmetic).
+        """
+        d = self._pair
+        kin = self._kin
+        torch.sub(kin[:, 0:1], kin[:, 1:4], out=d[:, 0:3])
+        torch.sub(kin[:, 1:2], kin[:, 2:4], out=d[:, 3:5])
+        torch.sub(kin[:, 2:3], kin[:, 3:4], out=d[:, 5:6])
+        sq = d * d
+        a = sq[2] + sq[3]
+        c = (sq[0] + sq[1]).sub_(COLLISION_DISTANCE_SQ)
+        dots = d[0:2] * d[2:4]
+        s = dots[0] + dots[1]
+        disc = (s * s).sub_(a * c)
+        t = (s + _sqrt_non_negative(disc)).neg_().div_(a)
+        valid = (disc >= 0.0) & (t > 0.0) & ((elapsed + t) < 1.0)
+        if not pick:
+            return t, t, valid.any(0) & active
+        best, pair = torch.where(valid, t, math.inf).min(0)
+        return best, pair, (best < math.inf) & active
 
     def _advance(self, elapsed: torch.Tensor, dt: torch.Tensor) -> None:
-        """Move every pod by v * dt and pass its next checkpoint if the segment enters it."""
-        dx = self._vx * dt
-        dy = self._vy * dt
-        qx = self._x - self._cp_x.gather(0, self._next_cp)
-        qy = self._y - self._cp_y.gather(0, self._next_cp)
-        c = qx * qx + qy * qy - CHECKPOINT_SWEEP_RADIUS_SQ
-        a = dx * dx + dy * dy
-        b = 2.0 * (qx * dx + qy * dy)
-        disc = b * b - 4.0 * a * c
-        u = (-b - torch.sqrt(torch.clamp_min(disc, 0.0))) / (2.0 * a)
-        # The reference's `a == 0` test is implied: then b == disc == 0 and u = 0 / 0 is NaN.
+        """Move every pod by v * dt and pass its next checkpoint if the segment enters it.
+
+        Same rewriting as in `_first_collision`: u = -(s + sqrt(s*s - a*c)) / a with s = q.d. A
+        zero move (a == 0) gives u = NaN and no pass."""
+        pos = self._kin[0:2]
+        d = self._kin[2:4] * dt
+        q = pos - self._cp.gather(1, self._next_cp.expand(2, -1, -1))
+        qq = q * q
+        c = (qq[0] + qq[1]).sub_(CHECKPOINT_SWEEP_RADIUS_SQ)
+        dd = d * d
+        a = dd[0] + dd[1]
+        qd = q * d
+        s = qd[0] + qd[1]
+        disc = (s * s).sub_(a * c)
+        u = (s + _sqrt_non_negative(disc)).neg_().div_(a)
         hit = (c > 0.0) & (disc >= 0.0) & (u >= 0.0) & (u <= 1.0)
-        self._x.add_(dx)
-        self._y.add_(dy)
-        hit_l = hit.to(torch.long)
-        self._next_cp.add_(hit_l)
+        pos.add_(d)
+        self._next_cp.add_(hit)
         # (next + 1) % count, as a compare: integer division is slow on CPU.
         self._next_cp.masked_fill_(self._next_cp >= self.num_checkpoints, 0)
-        self._passed.add_(hit_l)
-        self._passes.add_(hit_l)
-        self._timeouts.masked_fill_(hit.view(2, 2, -1).any(1), self.config.timeout_turns)
+        self._passed.add_(hit)
+        self._passes.add_(hit)
+        self._timeouts.masked_fill_(hit[0::2] | hit[1::2], self.config.timeout_turns)
         done = hit & (self._passed == self.total_passes)
-        self._finish_time.copy_(torch.where(done, elapsed + u * dt, self._finish_time))
+        self._finish_time.copy_(torch.where(done, u.mul_(dt).add_(elapsed), self._finish_time))
 
-    def _bounce(self, pair: torch.Tensor, has: torch.Tensor, mass: torch.Tensor) -> None:
-        """Elastic bounce of pods pair[0], pair[1] in each race where `has`, 120 minimum impulse."""
-        i = pair[0:1]
-        j = pair[1:2]
-        x, y, vx, vy = self._x, self._y, self._vx, self._vy
-        vx1, vy1, vx2, vy2 = vx.gather(0, i), vy.gather(0, i), vx.gather(0, j), vy.gather(0, j)
-        m1, m2 = mass.gather(0, i), mass.gather(0, j)
-        nx = x.gather(0, i) - x.gather(0, j)
-        ny = y.gather(0, i) - y.gather(0, j)
-        dvx = vx1 - vx2
-        dvy = vy1 - vy2
-        denom = (nx * nx + ny * ny) * (1.0 / m1 + 1.0 / m2)
-        nd = nx * dvx + ny * dvy
-        fx = nx * nd / denom
-        fy = ny * nd / denom
-        vx1 = vx1 - fx / m1
-        vy1 = vy1 - fy / m1
-        vx2 = vx2 + fx / m2
-        vy2 = vy2 + fy / m2
-        length = torch.sqrt(fx * fx + fy * fy)
+    def _bounce(
+        self, pair: torch.Tensor, has: torch.Tensor, mass: torch.Tensor, inv_mass: torch.Tensor
+    ) -> None:
+        """Elastic bounce of the pods of `pair` in each race where `has`, 120 minimum impulse."""
+        ij = self._pair_ij.gather(1, pair.expand(2, 1, -1))
+        i, j = ij[0:1], ij[1:2]
+        kin = self._kin
+        one = kin.gather(1, i.expand(4, 1, -1))
+        two = kin.gather(1, j.expand(4, 1, -1))
+        m1, m2 = mass.gather(0, i[0]), mass.gather(0, j[0])
+        n = one - two
+        nn = n[0:2] * n[0:2]
+        denom = (nn[0] + nn[1]) * (inv_mass.gather(0, i[0]) + inv_mass.gather(0, j[0]))
+        dots = n[0:2] * n[2:4]
+        nd = dots[0] + dots[1]
+        f = n[0:2] * nd / denom
+        v1 = one[2:4] - f / m1
+        v2 = two[2:4] + f / m2
+        ff = f * f
+        length = torch.sqrt(ff[0] + ff[1])
         scale = torch.where((length < MIN_IMPULSE) & (length != 0.0), MIN_IMPULSE / length, 1.0)
-        fx = fx * scale
-        fy = fy * scale
-        h = has[None, :]
-        vx.scatter_(0, i, torch.where(h, vx1 - fx / m1, vx.gather(0, i)))
-        vy.scatter_(0, i, torch.where(h, vy1 - fy / m1, vy.gather(0, i)))
-        vx.scatter_(0, j, torch.where(h, vx2 + fx / m2, vx.gather(0, j)))
-        vy.scatter_(0, j, torch.where(h, vy2 + fy / m2, vy.gather(0, j)))
+        f.mul_(scale)
+        h = has[None, None, :]
+        vel = kin[2:4]
+        vel.scatter_(1, i.expand(2, 1, -1), torch.where(h, v1.sub_(f / m1), one[2:4]))
+        vel.scatter_(1, j.expand(2, 1, -1), torch.where(h, v2.add_(f / m2), two[2:4]))
 
     def _check_end(self, active: torch.Tensor) -> None:
         cfg = self.config
         self._timeouts.sub_(active.to(torch.long))
-        first_time, first_pod = self._finish_time[0], torch.zeros_like(self.turn)
-        for pod in range(1, 4):
-            earlier = self._finish_time[pod] < first_time
-            first_time = torch.where(earlier, self._finish_time[pod], first_time)
-            first_pod = torch.where(earlier, pod, first_pod)
+        first_time, first_pod = self._finish_time.min(0)
         won = (first_time < math.inf) & active
         out = self._timeouts <= 0
         timed_out = (out[0] | out[1]) & active & ~won
@@ -665,9 +723,9 @@ class TorchRaces:
 
     def distance_sq(self) -> torch.Tensor:
         """[B, 4] squared distance of each pod to its next checkpoint (the ranking tie-break)."""
-        dx = self._x - self._cp_x.gather(0, self._next_cp)
-        dy = self._y - self._cp_y.gather(0, self._next_cp)
-        return (dx * dx + dy * dy).T
+        q = self._kin[0:2] - self._cp.gather(1, self._next_cp.expand(2, -1, -1))
+        q = q * q
+        return (q[0] + q[1]).T
 
     def leader(self) -> torch.Tensor:
         """[B] player ahead by its best pod (passes, then distance), -1 when exactly level."""

@@ -115,23 +115,24 @@ def _run(
     for _ in range(MAX_STEPS):
         if all(race.finished for race in races):
             break
-        target = torch.zeros(races_count, 4, 2, dtype=torch.float64)
-        thrust = torch.zeros(races_count, 4)
-        boost = torch.zeros(races_count, 4, dtype=torch.bool)
-        shield = torch.zeros(races_count, 4, dtype=torch.bool)
+        # Built as Python lists and converted once: per-element tensor writes would dominate.
+        idle = [(0.0, 0.0, 0.0, False, False)] * 4
+        rows = [idle] * races_count
         live = []
         for n, race in enumerate(races):
             if race.finished or diverged[n]:
                 continue
             cmds = _commands(rng, race, melee=n % 2 == 0)
-            for i, cmd in enumerate(cmds):
-                target[n, i, 0], target[n, i, 1] = cmd.target_x, cmd.target_y
-                thrust[n, i], boost[n, i], shield[n, i] = cmd.thrust, cmd.boost, cmd.shield
+            rows[n] = [(c.target_x, c.target_y, c.thrust, c.boost, c.shield) for c in cmds]
             events = race.step(cmds)
             stats.collisions += sum(e.kind == "collision" for e in events)
             stats.shields += sum(e.kind == "shield" for e in events)
             stats.boosts += sum(e.kind == "boost" for e in events)
             live.append(n)
+        columns = torch.tensor(rows, dtype=torch.float64)
+        target = columns[..., 0:2].contiguous()
+        thrust = columns[..., 2].float()
+        boost, shield = columns[..., 3] > 0, columns[..., 4] > 0
         engine.step(target, thrust, boost, shield)
         state = torch.stack([engine.x, engine.y, engine.vx, engine.vy], -1).tolist()
         aux = torch.stack([engine.next_cp, engine.passed, engine.shield_cd], -1).tolist()
