@@ -11,7 +11,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "$(TORCH_PIN)"
-	$(PIP) install -q -e ".[gateway,trainer,demo,dev]"
+	$(PIP) install -q -e ".[gateway,match-runner,trainer,demo,dev]"
 	touch $@
 
 install: system-deps $(VENV)/.installed ## create .venv with every service's dependencies

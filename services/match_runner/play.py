@@ -13,6 +13,7 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from enum import StrEnum
 
 from services.match_runner import metrics
@@ -37,6 +38,15 @@ class Outcome(StrEnum):
 
 class NoBotReachable(Exception):
     """Every bot failed to start or to answer its health check: there is no contest to play."""
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop where it is installed: the same asyncio API with less CPU per turn; else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 def worker_name() -> str:
@@ -103,7 +113,8 @@ def run_match(match_id: uuid.UUID, settings: Settings | None = None) -> Outcome:
         return Outcome.FAILED
     log.info("playing match %s (%s, attempt %d)", match_id, plan.game, attempt)
     try:
-        played = asyncio.run(_play(plan, game, attempt, settings, deadline))
+        with asyncio.Runner(loop_factory=_loop_factory()) as loop_runner:
+            played = loop_runner.run(_play(plan, game, attempt, settings, deadline))
     except MatchLost:
         log.warning("match %s was taken away from this worker; dropping our result", match_id)
         return Outcome.LOST

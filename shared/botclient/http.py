@@ -8,14 +8,19 @@ turn ends within its timeout with a `TurnReply` that says what went wrong; nothi
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
+import select
+import socket
 import ssl
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import httpcore
 import httpx
 
 from shared.botclient.errors import BotEndpointError
@@ -52,6 +57,160 @@ class _BadAnswer(Exception):
 def _ssl_context() -> ssl.SSLContext:
     """Loading the CA bundle costs milliseconds, so every connection shares one context."""
     return httpx.create_ssl_context()
+
+
+def _os_error_text(exc: OSError) -> str:
+    return str(exc) or type(exc).__name__
+
+
+class _SocketStream(httpcore.AsyncNetworkStream):
+    """A plain (no TLS) socket driven by the event loop directly.
+
+    httpcore writes a request as several pieces (headers, body, end of message); they are held
+    here and leave in one send when httpcore starts reading the answer, so the bot gets one packet
+    and one wake-up per turn instead of two. Every send and wake-up costs CPU on both sides.
+    """
+
+    _FLUSH_AT = 64 * 1024
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._loop = asyncio.get_running_loop()
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+
+    async def _flush(self) -> None:
+        data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
+        self._pending = []
+        self._pending_size = 0
+        try:
+            await self._loop.sock_sendall(self._sock, data)
+        except OSError as exc:
+            raise httpcore.WriteError(_os_error_text(exc)) from exc
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        if self._pending:
+            await self._flush()
+        try:
+            return await self._loop.sock_recv(self._sock, max_bytes)
+        except OSError as exc:
+            raise httpcore.ReadError(_os_error_text(exc)) from exc
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if buffer:
+            self._pending.append(bytes(buffer))
+            self._pending_size += len(buffer)
+            if self._pending_size >= self._FLUSH_AT:
+                await self._flush()
+
+    async def aclose(self) -> None:
+        self._pending = []
+        self._sock.close()
+
+    async def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        raise httpcore.UnsupportedProtocol("TLS is not available on this transport")
+
+    def get_extra_info(self, info: str) -> Any:
+        sock = self._sock
+        if info == "is_readable":
+            # What httpcore asks before reusing a keep-alive connection: has the bot sent
+            # something (or closed)? Same check as httpcore's own, without anyio's overhead.
+            if sock.fileno() < 0:
+                return True
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
+            return bool(poller.poll(0))
+        if info == "socket":
+            return sock
+        if info == "client_addr":
+            return sock.getsockname()
+        if info == "server_addr":
+            return sock.getpeername()
+        return None
+
+
+async def _connected(sock: socket.socket, address: Any) -> _SocketStream:
+    try:
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, address)
+    except OSError as exc:
+        sock.close()
+        raise httpcore.ConnectError(_os_error_text(exc)) from exc
+    except BaseException:
+        sock.close()
+        raise
+    return _SocketStream(sock)
+
+
+class _SocketBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network layer for plain HTTP over TCP or a Unix socket, on asyncio directly.
+
+    The default backend goes through anyio (cancel scopes, typed attributes) on every read and
+    write, which is a large part of a turn's CPU. Only used where no TLS is needed.
+    """
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        try:
+            family = socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
+            address: Any = (host, port)
+        except ValueError:  # a name: resolve it without blocking the loop
+            try:
+                infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except OSError as exc:
+                raise httpcore.ConnectError(_os_error_text(exc)) from exc
+            family, _, _, _, address = infos[0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if local_address:
+                sock.bind((local_address, 0))
+            for option in socket_options or ():
+                sock.setsockopt(*option)
+        except OSError as exc:
+            sock.close()
+            raise httpcore.ConnectError(_os_error_text(exc)) from exc
+        return await _connected(sock, address)
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            for option in socket_options or ():
+                sock.setsockopt(*option)
+        except OSError as exc:
+            sock.close()
+            raise httpcore.ConnectError(_os_error_text(exc)) from exc
+        return await _connected(sock, path)
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+def _transport(*, tls: bool, uds: str | None = None) -> httpx.AsyncHTTPTransport:
+    """httpx's transport; for plain HTTP its connection pool runs on `_SocketBackend`."""
+    transport = httpx.AsyncHTTPTransport(verify=_ssl_context(), retries=0, trust_env=False, uds=uds)
+    if not tls:
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)
+        transport._pool = httpcore.AsyncConnectionPool(  # the pool httpx would build, on our backend
+            ssl_context=_ssl_context(),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            uds=uds,
+            retries=0,
+            network_backend=_SocketBackend(),
+        )
+    return transport
 
 
 def _shorten(text: str) -> str:
@@ -92,7 +251,9 @@ class HttpBotConnection:
         self._turn_url = httpx.URL(base + "/turn")  # parsed once, not on every turn
         self._health_url = httpx.URL(base + "/health")
         self._max_bytes = max_response_bytes
-        self._base_headers = {"host": self._turn_url.netloc.decode("ascii"), **BASE_HEADERS}
+        self._base_headers = [(b"host", self._turn_url.netloc)] + [
+            (name.encode(), value.encode()) for name, value in BASE_HEADERS.items()
+        ]
         # The client owns the transport and its keep-alive pool (closed in aclose()); turns go to
         # the transport directly, see _exchange().
         self._client = httpx.AsyncClient(
@@ -109,7 +270,7 @@ class HttpBotConnection:
         resolved = await resolve_endpoint(
             endpoint, dev_mode=settings.dev_mode, timeout_s=settings.health_timeout_s
         )
-        inner = httpx.AsyncHTTPTransport(verify=_ssl_context(), retries=0, trust_env=False)
+        inner = _transport(tls=resolved.url.scheme == "https")
         return cls(
             resolved.url,
             secret,
@@ -120,7 +281,7 @@ class HttpBotConnection:
     @classmethod
     def over_unix_socket(cls, socket_path: str, secret: str, settings: Settings) -> HttpBotConnection:
         """Connect to a hosted bot: the same protocol, carried over the sandbox's Unix socket."""
-        transport = httpx.AsyncHTTPTransport(uds=socket_path, retries=0, trust_env=False)
+        transport = _transport(tls=False, uds=socket_path)
         return cls(UNIX_SOCKET_BASE_URL, secret, transport, max_response_bytes=settings.max_response_bytes)
 
     async def __aenter__(self) -> HttpBotConnection:
@@ -139,13 +300,15 @@ class HttpBotConnection:
         client's cookie, auth and redirect layers are all things a bot must not get (cookies shared
         between turns, followed redirects) and cost about a third of the CPU of a turn.
         """
-        headers = {**self._base_headers, **self._signer.headers(msg_id, body)}
+        headers = self._base_headers + [
+            (name.encode(), value.encode()) for name, value in self._signer.headers(msg_id, body).items()
+        ]
         if body:
-            headers["content-type"] = "application/json"
-        request = httpx.Request(method, url, headers=headers, content=body)
+            headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        # Headers as bytes and the body as a ready stream: httpx has nothing left to encode.
+        request = httpx.Request(method, url, headers=headers, stream=httpx.ByteStream(body))
         response = await self._transport.handle_async_request(request)
-        stream = response.stream
-        assert isinstance(stream, httpx.AsyncByteStream)
+        stream: Any = response.stream
         try:
             status = response.status_code
             if 300 <= status < 400:
