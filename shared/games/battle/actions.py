@@ -16,6 +16,9 @@ from shared.games.battle.config import SIGNAL_WORDS, BattleConfig
 UNIT_KEYS = frozenset(("move", "turn", "fire", "dodge", "signal"))
 TOP_KEYS = frozenset(("units", "memory"))
 _SIGNAL_WORDS = frozenset(SIGNAL_WORDS)
+_PI = math.pi
+_TWO_PI = 2.0 * math.pi
+_isfinite = math.isfinite
 _COMPACT = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 """Reused: building an encoder per call costs as much as encoding a small memory."""
 
@@ -133,43 +136,61 @@ class ActionSanitiser:
             out.invalid += 1
             return None
         order = UnitOrder()
-        for key in cmd:
-            if key not in UNIT_KEYS:
-                out.invalid += 1
-        if "move" in cmd:
-            mv = cmd["move"]
-            if mv == "stop":
-                order.stop = True
-            else:
-                p = _point(mv)
-                if p is None:
-                    out.invalid += 1
+        invalid = 0
+        # One pass over the keys (each field is checked on its own, so the order does not matter), with
+        # the common well-formed shapes (a list of two floats, a float) tested first.
+        for key, v in cmd.items():
+            if key == "move":
+                if v == "stop":
+                    order.stop = True
+                    continue
+                if type(v) is list and len(v) == 2:
+                    x, y = v
+                    if type(x) is float and type(y) is float and _isfinite(x) and _isfinite(y):
+                        p = (x, y)
+                    else:
+                        p = _point(v)
                 else:
+                    p = _point(v)
+                if p is None:
+                    invalid += 1
+                else:
+                    x, y = p
                     x0, x1, y0, y1 = self.bounds
-                    x, y = min(max(p[0], x0), x1), min(max(p[1], y0), y1)
-                    if (x, y) != p:
-                        out.invalid += 1
+                    if not (x0 <= x <= x1 and y0 <= y <= y1):
+                        x, y = min(max(x, x0), x1), min(max(y, y0), y1)
+                        if (x, y) != p:
+                            invalid += 1
                     order.move = (x, y)
-        if "turn" in cmd:
-            a = _number(cmd["turn"])
-            if a is None:
-                out.invalid += 1
+            elif key == "turn":
+                a = v if type(v) is float and _isfinite(v) else _number(v)
+                if a is None:
+                    invalid += 1
+                else:
+                    order.turn = (a + _PI) % _TWO_PI - _PI
+            elif key == "fire":
+                if type(v) is list and len(v) == 2:
+                    x, y = v
+                    if type(x) is float and type(y) is float and _isfinite(x) and _isfinite(y):
+                        p = (x, y)
+                    else:
+                        p = _point(v)
+                else:
+                    p = _point(v)
+                if p is None:
+                    invalid += 1
+                else:
+                    order.fire = p
+            elif key == "dodge":
+                if v in ("left", "right"):
+                    order.dodge = v
+                else:
+                    invalid += 1
+            elif key == "signal":
+                order.signal = self._signal(v, out)
             else:
-                order.turn = (a + math.pi) % (2.0 * math.pi) - math.pi
-        if "fire" in cmd:
-            p = _point(cmd["fire"])
-            if p is None:
-                out.invalid += 1
-            else:
-                order.fire = p
-        if "dodge" in cmd:
-            d = cmd["dodge"]
-            if d in ("left", "right"):
-                order.dodge = d
-            else:
-                out.invalid += 1
-        if "signal" in cmd:
-            order.signal = self._signal(cmd["signal"], out)
+                invalid += 1
+        out.invalid += invalid
         return order
 
     def _signal(self, sig: object, out: SanitisedAction) -> tuple[str, tuple[float, float]] | None:

@@ -167,17 +167,17 @@ class Perception:
         live = [u for u in self.world.units if u.alive]
         if not live or len(self._starts) == 0:
             return
-        p = np.array([pos[u.index] for u in live])
-        heading = np.array([u.heading for u in live])
-        dx = self._sx - p[:, 0:1]  # (viewers, points)
-        dy = self._sy - p[:, 1:2]
+        a = np.array([(*pos[u.index], u.heading) for u in live])  # (viewers, 3): x, y, heading
+        dx = self._sx - a[:, 0:1]  # (viewers, points)
+        dy = self._sy - a[:, 1:2]
         dist2 = dx * dx
         dist2 += dy * dy
         ok = dist2 <= self.range2
         if not self.full_circle:
             # Inside the cone iff the angle to the heading is at most half the FOV: a dot-product test.
-            dx *= np.cos(heading)[:, None]
-            dy *= np.sin(heading)[:, None]
+            heading = a[:, 2:3]
+            dx *= np.cos(heading)
+            dy *= np.sin(heading)
             dx += dy
             np.sqrt(dist2, out=dist2)
             dist2 *= self.cos_half

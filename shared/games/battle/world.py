@@ -39,6 +39,9 @@ def _fast_path_available() -> bool:
 if not _fast_path_available():
     _chipmunk = _ffi = None
 _CP_STEP: Callable[[object, float], None] | None = None if _chipmunk is None else _chipmunk.cpSpaceStep
+# Body position reads and writes without the Vec2d and attribute-hook overhead of the pymunk properties.
+_CP_GET_POS = None if _chipmunk is None else _chipmunk.cpBodyGetPosition
+_CP_SET_POS = None if _chipmunk is None else _chipmunk.cpBodySetPosition
 
 CAT_WALL, CAT_UNIT, CAT_PROJ = 1, 2, 4
 COLL_UNIT, COLL_PROJ, COLL_WALL = 1, 2, 3
@@ -64,8 +67,15 @@ METRIC_NAMES = (
 
 
 def _needs_bookkeeping(space: pymunk.Space) -> bool:
-    """Whether Space.step has Python work to do besides stepping chipmunk (pymunk 7 internals)."""
-    return any(getattr(space, name) for name in _BOOKKEEPING)
+    """Whether Space.step has Python work to do besides stepping chipmunk (pymunk 7 internals: the
+    attributes named in _BOOKKEEPING, read directly as this runs several times a turn)."""
+    return bool(
+        space._bodies_to_check
+        or space._removed_shapes
+        or space._add_later
+        or space._remove_later
+        or space._post_step_callbacks
+    )
 
 
 def wall_query(space: pymunk.Space) -> Callable[[tuple[float, float], tuple[float, float]], bool]:
@@ -257,12 +267,17 @@ class World:
         max_turn = self._turn_step
         pi, two_pi, atan2 = math.pi, TWO_PI, math.atan2
         tick, tolerance = self.tick, self.cfg.aim_tolerance
+        get_pos = _CP_GET_POS
         for u in self.units:
             fire = u.fire_target
             if fire is not None:
                 if not u.alive:
                     continue
-                x, y = u.body.position
+                if get_pos is None:
+                    x, y = u.body.position
+                else:
+                    v = get_pos(u.body._body)
+                    x, y = v.x, v.y
                 dx, dy = fire[0] - x, fire[1] - y
                 if dx * dx + dy * dy < 1e-6:
                     continue
@@ -394,10 +409,16 @@ class World:
 
     # ----------------------------------------------------------------- orders
     def order_move(self, u: Unit, x: float, y: float) -> None:
-        u.control.position = (x, y)
+        if _CP_SET_POS is None:
+            u.control.position = (x, y)
+        else:
+            _CP_SET_POS(u.control._body, (x, y))
 
     def order_stop(self, u: Unit) -> None:
-        u.control.position = u.body.position
+        if _CP_SET_POS is None:
+            u.control.position = u.body.position
+        else:
+            _CP_SET_POS(u.control._body, _CP_GET_POS(u.body._body))
 
     def order_dodge(self, u: Unit, side: str) -> bool:
         """A sideways velocity burst; the steering joint then brakes it at the unit's acceleration."""
@@ -424,9 +445,26 @@ class World:
         """Every unit's position (index order) and every live projectile's, read once per tick and
         shared by the replay frame and perception of that tick (pymunk reads are the slow part)."""
         if self._positions_tick != self.tick:
-            units = [u.body.position if u.alive else u.last_pos for u in self.units]
-            projs = [(p, *p.body.position) for p in self.projectiles if p.alive]
-            self._positions = ([(float(x), float(y)) for x, y in units], projs)
+            get = _CP_GET_POS
+            if get is None:
+                units = [u.body.position if u.alive else u.last_pos for u in self.units]
+                projs = [(p, *p.body.position) for p in self.projectiles if p.alive]
+                self._positions = ([(float(x), float(y)) for x, y in units], projs)
+            else:  # chipmunk hands back plain floats
+                xy: list[tuple[float, float]] = []
+                for u in self.units:
+                    if u.alive:
+                        v = get(u.body._body)
+                        xy.append((v.x, v.y))
+                    else:
+                        x, y = u.last_pos
+                        xy.append((float(x), float(y)))
+                projs = []
+                for p in self.projectiles:
+                    if p.alive:
+                        v = get(p.body._body)
+                        projs.append((p, v.x, v.y))
+                self._positions = (xy, projs)
             self._positions_tick = self.tick
         return self._positions
 
