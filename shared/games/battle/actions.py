@@ -73,6 +73,11 @@ def _number(v: object) -> float | None:
 
 
 def _point(v: object) -> tuple[float, float] | None:
+    """A finite (x, y); the common well-formed shape, a list of two floats, is tested first."""
+    if type(v) is list and len(v) == 2:
+        x, y = v
+        if type(x) is float and type(y) is float and _isfinite(x) and _isfinite(y):
+            return x, y
     if isinstance(v, (list, tuple)) and len(v) == 2:  # a tuple checks faster than a union
         x, y = _number(v[0]), _number(v[1])
         if x is not None and y is not None:
@@ -138,20 +143,13 @@ class ActionSanitiser:
         order = UnitOrder()
         invalid = 0
         # One pass over the keys (each field is checked on its own, so the order does not matter), with
-        # the common well-formed shapes (a list of two floats, a float) tested first.
+        # the common well-formed shapes (see _point; a float for turn) tested first.
         for key, v in cmd.items():
             if key == "move":
                 if v == "stop":
                     order.stop = True
                     continue
-                if type(v) is list and len(v) == 2:
-                    x, y = v
-                    if type(x) is float and type(y) is float and _isfinite(x) and _isfinite(y):
-                        p = (x, y)
-                    else:
-                        p = _point(v)
-                else:
-                    p = _point(v)
+                p = _point(v)
                 if p is None:
                     invalid += 1
                 else:
@@ -169,14 +167,7 @@ class ActionSanitiser:
                 else:
                     order.turn = (a + _PI) % _TWO_PI - _PI
             elif key == "fire":
-                if type(v) is list and len(v) == 2:
-                    x, y = v
-                    if type(x) is float and type(y) is float and _isfinite(x) and _isfinite(y):
-                        p = (x, y)
-                    else:
-                        p = _point(v)
-                else:
-                    p = _point(v)
+                p = _point(v)
                 if p is None:
                     invalid += 1
                 else:
