@@ -15,6 +15,7 @@ from shared.games.battle.bots import idle
 from shared.games.battle.game import BattleGame
 from shared.games.registry import get_game
 from shared.games.replay import play_local, resimulate
+from tests import schema_check
 from tests.games.battle.helpers import run_turns, scenario
 
 GAME = BattleGame()
@@ -147,39 +148,9 @@ def test_schemas_cover_the_observation() -> None:
     bots = GAME.builtin_bots()
     for _ in range(20):
         m.step([bots["aggressive"](m.observation(0)), bots["aggressive"](m.observation(1))])
-    _conforms(json.loads(json.dumps(m.observation(0))), GAME.observation_schema())
+    assert schema_check.errors(json.loads(json.dumps(m.observation(0))), GAME.observation_schema()) == []
     action = bots["sniper"](m.observation(1))
-    _conforms(action, GAME.action_schema())
-
-
-def _conforms(value: object, schema: dict) -> None:
-    """A small structural check: declared types, required keys and no undeclared keys where closed."""
-    types = {
-        "object": dict,
-        "array": list,
-        "string": str,
-        "boolean": bool,
-        "integer": int,
-        "number": (int, float),
-    }
-    if "type" in schema:
-        assert isinstance(value, types[schema["type"]]), (value, schema)
-    if "enum" in schema:
-        assert value in schema["enum"]
-    if isinstance(value, dict):
-        props = schema.get("properties", {})
-        for key in schema.get("required", []):
-            assert key in value, key
-        for key, sub in value.items():
-            if key in props:
-                _conforms(sub, props[key])
-            elif isinstance(schema.get("additionalProperties"), dict):
-                _conforms(sub, schema["additionalProperties"])
-            else:
-                assert schema.get("additionalProperties", True) is not False, key
-    if isinstance(value, list) and "items" in schema:
-        for item in value:
-            _conforms(item, schema["items"])
+    assert schema_check.errors(action, GAME.action_schema()) == []
 
 
 def test_gym_env_passes_check_env() -> None:

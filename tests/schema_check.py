@@ -30,6 +30,8 @@ def errors(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
         return found
     if "type" in schema and not _is_type(value, schema["type"]):
         return [f"{path}: expected {schema['type']}, got {type(value).__name__}"]
+    if "const" in schema and value != schema["const"]:
+        found.append(f"{path}: {value!r} is not {schema['const']!r}")
     if "enum" in schema and value not in schema["enum"]:
         found.append(f"{path}: {value!r} not in {schema['enum']}")
     if "minimum" in schema and value < schema["minimum"]:
@@ -46,6 +48,8 @@ def errors(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
         for key, item in value.items():
             if key in properties:
                 found.extend(errors(item, properties[key], f"{path}.{key}"))
+            elif isinstance(schema.get("additionalProperties"), dict):
+                found.extend(errors(item, schema["additionalProperties"], f"{path}.{key}"))
             elif schema.get("additionalProperties") is False:
                 found.append(f"{path}: unexpected {key}")
     if isinstance(value, list):
