@@ -32,7 +32,6 @@ from scripts.demo_infra import (
     cancel_leftover_matches,
     describe,
     ensure_database,
-    migrate,
     postgres_reachable,
     redis_reachable,
     start_embedded_postgres,
@@ -40,6 +39,7 @@ from scripts.demo_infra import (
 )
 from scripts.demo_procs import ChildFailed, Supervisor, http_ok, wait_until
 from services.match_runner.commands import beat_command, worker_command
+from shared.db.migrations import migrate
 from shared.games.registry import game_names
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,7 +143,7 @@ class Demo:
             say("    embedded PostgreSQL is up")
         if ensure_database(database_url):
             say("    created the database")
-        migrate(database_url, ROOT)
+        migrate(database_url)
         say("    schema migrated to the latest revision (alembic upgrade head)")
         leftover = cancel_leftover_matches(database_url)
         if leftover:

@@ -58,16 +58,6 @@ def ensure_database(url: str) -> bool:
         return True
 
 
-def migrate(url: str, root: Path) -> None:
-    from alembic import command
-    from alembic.config import Config
-
-    config = Config(str(root / "alembic.ini"))
-    config.attributes["url"] = url
-    config.attributes["configure_logger"] = False
-    command.upgrade(config, "head")
-
-
 def cancel_leftover_matches(url: str) -> int:
     """Matches an earlier demo run left queued or running point at bot processes that are gone;
     cancel them before a worker starts, so the new ladder only plays the bots started now."""

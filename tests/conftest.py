@@ -23,6 +23,8 @@ import psycopg
 import pytest
 import redis
 
+from shared.db.migrations import migrate
+
 ROOT = Path(__file__).resolve().parent.parent
 _RUN_ID = f"{os.getpid()}_{secrets.token_hex(3)}"
 ADMIN_URL = os.environ.get("ARENA_TEST_PG_ADMIN", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -55,17 +57,6 @@ def _pg_available() -> bool:
             return True
     except psycopg.OperationalError:
         return False
-
-
-def migrate(url: str, revision: str = "head", direction: str = "upgrade") -> None:
-    """Run Alembic in-process against `url`."""
-    from alembic import command
-    from alembic.config import Config
-
-    config = Config(str(ROOT / "alembic.ini"))
-    config.attributes["url"] = url
-    config.attributes["configure_logger"] = False
-    getattr(command, direction)(config, revision)
 
 
 def create_database(name: str) -> str:
