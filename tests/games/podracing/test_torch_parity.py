@@ -8,7 +8,6 @@ lapped and won. All races run in one `TorchRaces` batch.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -20,13 +19,7 @@ from shared.games.podracing.torch_engine import REASONS, TorchRaces
 NUM_RACES = 128
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> Iterator[None]:
-    """A batch of 128 is too small to gain from threads; they only add overhead on a busy machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 MAX_STEPS = 150
