@@ -77,7 +77,7 @@ class BotUpdate(BaseModel):
     _endpoint = field_validator("endpoint")(lambda v: None if v is None else _check_endpoint(v))
 
     @model_validator(mode="after")
-    def _something(self) -> BotUpdate:
+    def _name_or_endpoint_given(self) -> BotUpdate:
         if self.name is None and self.endpoint is None:
             raise ValueError("give at least one of 'name' or 'endpoint'")
         return self
