@@ -227,6 +227,184 @@ def start_positions(cx: torch.Tensor, cy: torch.Tensor) -> tuple[torch.Tensor, t
     return x, y
 
 
+@dataclass
+class _Motion:
+    """What the movement phase reads and writes, as columns of the whole batch or of a subset.
+
+    The full-batch instance holds views of `TorchRaces`' own tensors; `select` gathers the columns
+    of some races into new tensors, and `put` writes the changed ones back, so the same code moves
+    every race (sync-free path) or only the races that have a collision (compact path).
+    """
+
+    kin: torch.Tensor
+    """[4 fields (x, y, vx, vy), 4 pods, N]."""
+    cp: torch.Tensor
+    """[2, 8, N] checkpoint coordinates."""
+    num_checkpoints: torch.Tensor
+    total_passes: torch.Tensor
+    next_cp: torch.Tensor
+    """[4, N], like the other per-pod tensors."""
+    passed: torch.Tensor
+    passes: torch.Tensor
+    finish_time: torch.Tensor
+    mass: torch.Tensor
+    inv_mass: torch.Tensor
+    timeouts: torch.Tensor
+    """[2, N], per player."""
+    active: torch.Tensor
+    collisions: torch.Tensor
+    collisions_capped: torch.Tensor
+    pair_ij: torch.Tensor
+    """[2, 6, N]: the two pods of each pair, expanded over the columns (a gather beats indexing)."""
+    pair_scratch: torch.Tensor
+    """[4, 6, N] scratch for the pair differences."""
+    timeout_turns: int
+
+    _WRITTEN = (
+        "kin",
+        "next_cp",
+        "passed",
+        "passes",
+        "finish_time",
+        "timeouts",
+        "collisions",
+        "collisions_capped",
+    )
+    """Fields that movement changes: `put` copies these back."""
+
+    def select(self, idx: torch.Tensor) -> _Motion:
+        """The columns `idx` (sorted race indices), gathered into new tensors."""
+        n = idx.shape[0]
+        fields = {
+            name: getattr(self, name).index_select(-1, idx)
+            for name in (
+                "kin",
+                "cp",
+                "num_checkpoints",
+                "total_passes",
+                "next_cp",
+                "passed",
+                "passes",
+                "finish_time",
+                "mass",
+                "inv_mass",
+                "timeouts",
+                "active",
+                "collisions",
+                "collisions_capped",
+            )
+        }
+        return _Motion(
+            **fields,
+            pair_ij=self.pair_ij[..., :n],
+            pair_scratch=self.kin.new_empty(4, 6, n),
+            timeout_turns=self.timeout_turns,
+        )
+
+    def put(self, idx: torch.Tensor, sub: _Motion) -> None:
+        """Write the changed fields of `sub` (made by `select(idx)`) back into these columns."""
+        for name in self._WRITTEN:
+            getattr(self, name).index_copy_(-1, idx, getattr(sub, name))
+
+    def first_collision(
+        self, elapsed: torch.Tensor, *, pick: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Earliest valid impact time per race over the 6 pairs (the first pair on exact ties), the
+        index of that pair in `PAIRS` [N], and whether there is one (`pick=False`: only the last).
+
+        With s = px*vx + py*vy the reference's b is 2s, its disc 4 (s*s - a*c) and its t
+        -(s + sqrt(s*s - a*c)) / a: scaling by powers of two is exact, so this is the same number.
+        Its early exits are implied: a == 0 makes t NaN, and c <= 0 or s >= 0 make t <= 0 (because
+        sqrt(s*s) == |s| in IEEE arithmetic).
+        """
+        d = self.pair_scratch
+        kin = self.kin
+        torch.sub(kin[:, 0:1], kin[:, 1:4], out=d[:, 0:3])
+        torch.sub(kin[:, 1:2], kin[:, 2:4], out=d[:, 3:5])
+        torch.sub(kin[:, 2:3], kin[:, 3:4], out=d[:, 5:6])
+        sq = d * d
+        a = sq[2] + sq[3]
+        c = (sq[0] + sq[1]).sub_(COLLISION_DISTANCE_SQ)
+        dots = d[0:2] * d[2:4]
+        s = dots[0] + dots[1]
+        disc = (s * s).sub_(a * c)
+        t = (s + _sqrt_non_negative(disc)).neg_().div_(a)
+        valid = (disc >= 0.0) & (t > 0.0) & ((elapsed + t) < 1.0)
+        if not pick:
+            return t, t, valid.any(0) & self.active
+        best, pair = torch.where(valid, t, math.inf).min(0)
+        return best, pair, (best < math.inf) & self.active
+
+    def advance(self, elapsed: torch.Tensor, dt: torch.Tensor) -> None:
+        """Move every pod by v * dt and pass its next checkpoint if the segment enters it.
+
+        Same rewriting as in `first_collision`: u = -(s + sqrt(s*s - a*c)) / a with s = q.d. A
+        zero move (a == 0) gives u = NaN and no pass."""
+        pos = self.kin[0:2]
+        d = self.kin[2:4] * dt
+        q = pos - self.cp.gather(1, self.next_cp.expand(2, -1, -1))
+        qq = q * q
+        c = (qq[0] + qq[1]).sub_(CHECKPOINT_SWEEP_RADIUS_SQ)
+        dd = d * d
+        a = dd[0] + dd[1]
+        qd = q * d
+        s = qd[0] + qd[1]
+        disc = (s * s).sub_(a * c)
+        u = (s + _sqrt_non_negative(disc)).neg_().div_(a)
+        hit = (c > 0.0) & (disc >= 0.0) & (u >= 0.0) & (u <= 1.0)
+        pos.add_(d)
+        self.next_cp.add_(hit)
+        # (next + 1) % count, as a compare: integer division is slow on CPU.
+        self.next_cp.masked_fill_(self.next_cp >= self.num_checkpoints, 0)
+        self.passed.add_(hit)
+        self.passes.add_(hit)
+        self.timeouts.masked_fill_(hit[0::2] | hit[1::2], self.timeout_turns)
+        done = hit & (self.passed == self.total_passes)
+        self.finish_time.copy_(torch.where(done, u.mul_(dt).add_(elapsed), self.finish_time))
+
+    def bounce(self, pair: torch.Tensor, has: torch.Tensor) -> None:
+        """Elastic bounce of the pods of `pair` in each race where `has`, 120 minimum impulse."""
+        ij = self.pair_ij.gather(1, pair.expand(2, 1, -1))
+        i, j = ij[0:1], ij[1:2]
+        kin = self.kin
+        mass, inv_mass = self.mass, self.inv_mass
+        one = kin.gather(1, i.expand(4, 1, -1))
+        two = kin.gather(1, j.expand(4, 1, -1))
+        m1, m2 = mass.gather(0, i[0]), mass.gather(0, j[0])
+        n = one - two
+        nn = n[0:2] * n[0:2]
+        denom = (nn[0] + nn[1]) * (inv_mass.gather(0, i[0]) + inv_mass.gather(0, j[0]))
+        dots = n[0:2] * n[2:4]
+        nd = dots[0] + dots[1]
+        f = n[0:2] * nd / denom
+        v1 = one[2:4] - f / m1
+        v2 = two[2:4] + f / m2
+        ff = f * f
+        length = torch.sqrt(ff[0] + ff[1])
+        scale = torch.where((length < MIN_IMPULSE) & (length != 0.0), MIN_IMPULSE / length, 1.0)
+        f.mul_(scale)
+        h = has[None, None, :]
+        vel = kin[2:4]
+        vel.scatter_(1, i.expand(2, 1, -1), torch.where(h, v1.sub_(f / m1), one[2:4]))
+        vel.scatter_(1, j.expand(2, 1, -1), torch.where(h, v2.add_(f / m2), two[2:4]))
+        self.collisions.add_(has)
+
+    def collide_and_move(self, iterations: int) -> None:
+        """The whole movement phase, sync-free: `iterations` collision steps, the cap check, then
+        the rest of the turn. A race out of collisions advances by 0 in the remaining steps."""
+        elapsed = torch.zeros_like(self.collisions, dtype=self.kin.dtype)
+        for _ in range(iterations):
+            t, pair, has = self.first_collision(elapsed)
+            dt = torch.where(has, t, 0.0)
+            self.advance(elapsed, dt)
+            elapsed.add_(dt)
+            self.bounce(pair, has)
+        # The cap counts only when one more collision was due (as in the reference).
+        _, _, pending = self.first_collision(elapsed, pick=False)
+        self.collisions_capped.add_(pending)
+        self.advance(elapsed, torch.where(self.active, 1.0 - elapsed, 0.0))
+
+
 _POD_FIELDS = (
     "x",
     "y",
@@ -273,6 +451,7 @@ class TorchRaces:
         seed: int | None = None,
         track_pool_size: int = 16384,
         reset_draw_every: int = 16,
+        compact: bool | None = None,
     ) -> None:
         if dtype not in (torch.float32, torch.float64):
             raise ValueError("dtype must be torch.float32 or torch.float64")
@@ -286,6 +465,8 @@ class TorchRaces:
         if self.collision_iters < 1:
             raise ValueError("collision_iters must be at least 1")
         self.auto_reset = auto_reset
+        self.compact = self.device.type == "cpu" if compact is None else compact
+        """Run the CPU step (see `_move_compact`): it reads tensor values, so it is off elsewhere."""
         # No generator on the "meta" device (used to prove that `step` never reads tensor data).
         self.generator: torch.Generator | None = None
         if self.device.type != "meta":
@@ -328,7 +509,6 @@ class TorchRaces:
         self.episode_reason = torch.zeros(b, **i64)
         self.episode_turns = torch.zeros(b, **i64)
         # Scratch buffers reused every turn.
-        self._elapsed = torch.zeros(b, **f)
         self._finish_time = torch.full((4, b), math.inf, **f)
         self._pair = torch.zeros(4, 6, b, **f)
         # Pods of each pair, expanded over the batch: a gather is far cheaper than indexing.
@@ -565,23 +745,11 @@ class TorchRaces:
         self._vy.add_(torch.sin(rad).mul_(power))
 
         # 4. Movement: collision after collision, then the rest of the turn.
-        mass = torch.where(self._shield_active, SHIELD_MASS, 1.0).to(self.dtype)
-        inv_mass = 1.0 / mass
-        elapsed = self._elapsed
-        elapsed.zero_()
-        self._finish_time.fill_(math.inf)
-        self._passes.zero_()
-        for _ in range(self.collision_iters):
-            t, pair, has = self._first_collision(elapsed, active)
-            dt = torch.where(has, t, 0.0)
-            self._advance(elapsed, dt)
-            elapsed.add_(dt)
-            self._bounce(pair, has, mass, inv_mass)
-            self.collisions.add_(has)
-        # The cap counts only when one more collision was due (as in the reference).
-        _, _, pending = self._first_collision(elapsed, active, pick=False)
-        self.collisions_capped.add_(pending)
-        self._advance(elapsed, torch.where(active, 1.0 - elapsed, 0.0))
+        motion = self._motion(active)
+        if self.compact:
+            self._move_compact(motion)
+        else:
+            motion.collide_and_move(self.collision_iters)
 
         # 5. Friction and rounding.
         vel.copy_(_pick(act, torch.trunc(vel * FRICTION).add_(0.0), vel))
@@ -591,6 +759,62 @@ class TorchRaces:
 
         # 6. Win beats timeout, timeout beats the turn limit.
         self._check_end(active)
+
+    def _motion(self, active: torch.Tensor) -> _Motion:
+        """The movement state of the whole batch, as views of this object's tensors."""
+        mass = torch.where(self._shield_active, SHIELD_MASS, 1.0).to(self.dtype)
+        self._finish_time.fill_(math.inf)
+        self._passes.zero_()
+        return _Motion(
+            kin=self._kin,
+            cp=self._cp,
+            num_checkpoints=self.num_checkpoints,
+            total_passes=self.total_passes,
+            next_cp=self._next_cp,
+            passed=self._passed,
+            passes=self._passes,
+            finish_time=self._finish_time,
+            mass=mass,
+            inv_mass=1.0 / mass,
+            timeouts=self._timeouts,
+            active=active,
+            collisions=self.collisions,
+            collisions_capped=self.collisions_capped,
+            pair_ij=self._pair_ij,
+            pair_scratch=self._pair,
+            timeout_turns=self.config.timeout_turns,
+        )
+
+    def _move_compact(self, motion: _Motion) -> None:
+        """The movement phase on CPU, where reading a tensor costs nothing: one collision test over
+        the batch; the races with no collision this turn (most of them) move the whole turn in one
+        segment, and only the others run the collision loop, on their gathered columns, until none
+        has another collision (or the cap). Same operations per race, so the same results as
+        `_Motion.collide_and_move`, for a fraction of the work."""
+        elapsed = torch.zeros_like(motion.finish_time[0])
+        t, pair, has = motion.first_collision(elapsed)
+        motion.advance(elapsed, (motion.active & ~has).to(self.dtype))
+        idx = has.nonzero().squeeze(1)
+        if idx.numel() == 0:
+            return
+        sub = motion.select(idx)
+        t, pair, has = t.index_select(0, idx), pair.index_select(0, idx), has.index_select(0, idx)
+        elapsed = torch.zeros_like(t)
+        for iteration in range(self.collision_iters):
+            if iteration:
+                t, pair, has = sub.first_collision(elapsed)
+                if not has.any():
+                    break
+            dt = torch.where(has, t, 0.0)
+            sub.advance(elapsed, dt)
+            elapsed.add_(dt)
+            sub.bounce(pair, has)
+        else:
+            # The cap counts only when one more collision was due (as in the reference).
+            _, _, pending = sub.first_collision(elapsed, pick=False)
+            sub.collisions_capped.add_(pending)
+        sub.advance(elapsed, 1.0 - elapsed)
+        motion.put(idx, sub)
 
     def _sanitise(
         self, target: torch.Tensor, thrust: torch.Tensor, act: torch.Tensor
@@ -610,89 +834,6 @@ class TorchRaces:
         bad = (bad_target.to(torch.long) + bad_thrust).mul_(act)
         self._invalid.add_(bad.view(2, 2, -1).sum(1))
         return tgt, power
-
-    def _first_collision(
-        self, elapsed: torch.Tensor, active: torch.Tensor, *, pick: bool = True
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Earliest valid impact time per race over the 6 pairs (the first pair on exact ties), the
-        index of that pair in `PAIRS` [B], and whether there is one (`pick=False`: only the last).
-
-        With s = px*vx + py*vy the reference's b is 2s, its disc 4 (s*s - a*c) and its t
-        -(s + sqrt(s*s - a*c)) / a: scaling by powers of two is exact, so this is the same number.
-        Its early exits are implied: a == 0 makes t NaN, and c <= 0 or s >= 0 make t <= 0 (because
-        sqrt(s*s) == |s| in IEEE arithmetic).
-        """
-        d = self._pair
-        kin = self._kin
-        torch.sub(kin[:, 0:1], kin[:, 1:4], out=d[:, 0:3])
-        torch.sub(kin[:, 1:2], kin[:, 2:4], out=d[:, 3:5])
-        torch.sub(kin[:, 2:3], kin[:, 3:4], out=d[:, 5:6])
-        sq = d * d
-        a = sq[2] + sq[3]
-        c = (sq[0] + sq[1]).sub_(COLLISION_DISTANCE_SQ)
-        dots = d[0:2] * d[2:4]
-        s = dots[0] + dots[1]
-        disc = (s * s).sub_(a * c)
-        t = (s + _sqrt_non_negative(disc)).neg_().div_(a)
-        valid = (disc >= 0.0) & (t > 0.0) & ((elapsed + t) < 1.0)
-        if not pick:
-            return t, t, valid.any(0) & active
-        best, pair = torch.where(valid, t, math.inf).min(0)
-        return best, pair, (best < math.inf) & active
-
-    def _advance(self, elapsed: torch.Tensor, dt: torch.Tensor) -> None:
-        """Move every pod by v * dt and pass its next checkpoint if the segment enters it.
-
-        Same rewriting as in `_first_collision`: u = -(s + sqrt(s*s - a*c)) / a with s = q.d. A
-        zero move (a == 0) gives u = NaN and no pass."""
-        pos = self._kin[0:2]
-        d = self._kin[2:4] * dt
-        q = pos - self._cp.gather(1, self._next_cp.expand(2, -1, -1))
-        qq = q * q
-        c = (qq[0] + qq[1]).sub_(CHECKPOINT_SWEEP_RADIUS_SQ)
-        dd = d * d
-        a = dd[0] + dd[1]
-        qd = q * d
-        s = qd[0] + qd[1]
-        disc = (s * s).sub_(a * c)
-        u = (s + _sqrt_non_negative(disc)).neg_().div_(a)
-        hit = (c > 0.0) & (disc >= 0.0) & (u >= 0.0) & (u <= 1.0)
-        pos.add_(d)
-        self._next_cp.add_(hit)
-        # (next + 1) % count, as a compare: integer division is slow on CPU.
-        self._next_cp.masked_fill_(self._next_cp >= self.num_checkpoints, 0)
-        self._passed.add_(hit)
-        self._passes.add_(hit)
-        self._timeouts.masked_fill_(hit[0::2] | hit[1::2], self.config.timeout_turns)
-        done = hit & (self._passed == self.total_passes)
-        self._finish_time.copy_(torch.where(done, u.mul_(dt).add_(elapsed), self._finish_time))
-
-    def _bounce(
-        self, pair: torch.Tensor, has: torch.Tensor, mass: torch.Tensor, inv_mass: torch.Tensor
-    ) -> None:
-        """Elastic bounce of the pods of `pair` in each race where `has`, 120 minimum impulse."""
-        ij = self._pair_ij.gather(1, pair.expand(2, 1, -1))
-        i, j = ij[0:1], ij[1:2]
-        kin = self._kin
-        one = kin.gather(1, i.expand(4, 1, -1))
-        two = kin.gather(1, j.expand(4, 1, -1))
-        m1, m2 = mass.gather(0, i[0]), mass.gather(0, j[0])
-        n = one - two
-        nn = n[0:2] * n[0:2]
-        denom = (nn[0] + nn[1]) * (inv_mass.gather(0, i[0]) + inv_mass.gather(0, j[0]))
-        dots = n[0:2] * n[2:4]
-        nd = dots[0] + dots[1]
-        f = n[0:2] * nd / denom
-        v1 = one[2:4] - f / m1
-        v2 = two[2:4] + f / m2
-        ff = f * f
-        length = torch.sqrt(ff[0] + ff[1])
-        scale = torch.where((length < MIN_IMPULSE) & (length != 0.0), MIN_IMPULSE / length, 1.0)
-        f.mul_(scale)
-        h = has[None, None, :]
-        vel = kin[2:4]
-        vel.scatter_(1, i.expand(2, 1, -1), torch.where(h, v1.sub_(f / m1), one[2:4]))
-        vel.scatter_(1, j.expand(2, 1, -1), torch.where(h, v2.add_(f / m2), two[2:4]))
 
     def _check_end(self, active: torch.Tensor) -> None:
         cfg = self.config

@@ -88,6 +88,7 @@ def _run(
     resync: bool = False,
     races_count: int = NUM_RACES,
     collision_iters: int = 16,
+    compact: bool = True,
 ) -> ParityStats:
     """Play every race to its end in both engines and compare after each turn.
 
@@ -97,11 +98,12 @@ def _run(
 
     The torch engine runs `collision_iters` collision iterations per turn, fewer than the reference
     cap of 64 to save time; `torch_capped` says whether any turn needed more (then the comparison
-    still holds only if the reference also stopped there).
+    still holds only if the reference also stopped there). `compact` picks the CPU step or the
+    sync-free step that CUDA runs (both run here, on CPU).
     """
     rng = random.Random(seed)
     races = [Race(config, generate_track(seed * 1000 + n, config)) for n in range(races_count)]
-    engine = TorchRaces(races_count, config, dtype=dtype, collision_iters=collision_iters)
+    engine = TorchRaces(races_count, config, dtype=dtype, collision_iters=collision_iters, compact=compact)
     engine.load_tracks([race.checkpoints for race in races])
     stats = ParityStats()
     diverged = [False] * races_count
@@ -176,10 +178,11 @@ def _run(
 
 
 @pytest.mark.slow
-def test_float64_matches_reference_exactly() -> None:
-    stats = _run(torch.float64, RaceConfig(laps=1), seed=1)
+@pytest.mark.parametrize("compact", [True, False], ids=["cpu-step", "sync-free-step"])
+def test_float64_matches_reference_exactly(compact: bool) -> None:
+    stats = _run(torch.float64, RaceConfig(laps=1), seed=1, compact=compact)
     print(
-        f"\nfloat64 parity: {stats.race_turns} race-turns, "
+        f"\nfloat64 parity ({'cpu' if compact else 'sync-free'} step): {stats.race_turns} race-turns, "
         f"{stats.pod_turns_equal}/{stats.pod_turns} pod-turns equal, "
         f"{stats.collisions} collisions, {stats.shields} shields, {stats.boosts} boosts, "
         f"{stats.finished_equal} races finished identically ({stats.winners} won)"
@@ -192,18 +195,20 @@ def test_float64_matches_reference_exactly() -> None:
 
 
 @pytest.mark.slow
-def test_float64_parity_with_team_boost_and_collision_cap() -> None:
+@pytest.mark.parametrize("compact", [True, False], ids=["cpu-step", "sync-free-step"])
+def test_float64_parity_with_team_boost_and_collision_cap(compact: bool) -> None:
     """A cap of 2 collisions per turn, hit often, and one boost per player."""
     config = RaceConfig(boost_per_team=True, max_collisions_per_turn=2, laps=1, timeout_turns=30)
-    stats = _run(torch.float64, config, seed=2, races_count=64, collision_iters=2)
+    stats = _run(torch.float64, config, seed=2, races_count=64, collision_iters=2, compact=compact)
     assert stats.first_mismatch is None, stats.first_mismatch
     assert stats.race_turns >= 2_000
     assert stats.ref_capped >= 10 and stats.torch_capped == stats.ref_capped
 
 
 @pytest.mark.slow
-def test_float32_share_of_exact_pod_turns() -> None:
-    stats = _run(torch.float32, RaceConfig(laps=1), seed=3, resync=True, races_count=64)
+@pytest.mark.parametrize("compact", [True, False], ids=["cpu-step", "sync-free-step"])
+def test_float32_share_of_exact_pod_turns(compact: bool) -> None:
+    stats = _run(torch.float32, RaceConfig(laps=1), seed=3, resync=True, races_count=64, compact=compact)
     share = stats.pod_turns_equal / stats.pod_turns
     print(
         f"\nfloat32: {stats.pod_turns_equal}/{stats.pod_turns} pod-turns equal ({share:.4%}), "
