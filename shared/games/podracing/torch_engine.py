@@ -46,9 +46,10 @@ from shared.games.podracing.engine import (
     FRICTION,
     MAX_ROTATION,
     SHIELD_COOLDOWN,
+    SHIELD_MASS,
     RaceConfig,
 )
-from shared.games.podracing.torch_motion import Motion, pair_pods
+from shared.games.podracing.torch_motion import FLOAT_ROWS, INT_ROWS, Motion, pair_pods
 from shared.games.podracing.torch_ops import (
     any_true,
     normalize_angle,
@@ -157,21 +158,30 @@ class TorchRaces:
         f = {"dtype": dtype, "device": self.device}
         i64 = {"dtype": torch.long, "device": self.device}
         boolean = {"dtype": torch.bool, "device": self.device}
-        self._cp = torch.zeros(2, MAX_CHECKPOINTS, b, **f)
-        self._cp_x, self._cp_y = self._cp[0], self._cp[1]
-        self.num_checkpoints = torch.full((b,), 2, **i64)
-        self.total_passes = torch.zeros(b, **i64)
-        self._kin = torch.zeros(4, 4, b, **f)
+        # Movement state, packed so that the CPU step gathers a subset of races in two kernels
+        # (row layout in `torch_motion.FLOAT_ROWS` / `INT_ROWS`); the names below are views.
+        self._floats = torch.zeros(FLOAT_ROWS, b, **f)
+        self._ints = torch.zeros(INT_ROWS, b, **i64)
+        self._kin = self._floats[0:16].view(4, 4, b)
         """x, y, vx, vy: [field, pod, race]."""
         self._x, self._y, self._vx, self._vy = self._kin.unbind(0)
+        self._cp = self._floats[16:32].view(2, MAX_CHECKPOINTS, b)
+        self._cp_x, self._cp_y = self._cp[0], self._cp[1]
+        self._finish_time = self._floats[32:36]
+        """Per turn: when in the turn each pod finished the race (inf: it did not)."""
+        self._mass = self._floats[36:40]
+        self._next_cp, self._passed, self._passes = self._ints[0:4], self._ints[4:8], self._ints[8:12]
+        self._timeouts = self._ints[12:14]
+        self.num_checkpoints, self.total_passes = self._ints[14], self._ints[15]
+        self.collisions, self.collisions_capped = self._ints[16], self._ints[17]
+        self.num_checkpoints.fill_(2)
+        self._next_cp.fill_(1)
+        self._passed.fill_(1)
+        self._timeouts.fill_(self.config.timeout_turns)
         self._angle = torch.zeros(4, b, **f)
-        self._next_cp = torch.ones(4, b, **i64)
-        self._passed = torch.ones(4, b, **i64)
         self._shield_cd = torch.zeros(4, b, **i64)
         self._boost_available = torch.ones(4, b, **boolean)
         self._shield_active = torch.zeros(4, b, **boolean)
-        self._timeouts = torch.full((2, b), self.config.timeout_turns, **i64)
-        self._passes = torch.zeros(4, b, **i64)
         self._invalid = torch.zeros(2, b, **i64)
         self._episode_passed = torch.zeros(2, b, **i64)
         self.turn = torch.zeros(b, **i64)
@@ -179,14 +189,10 @@ class TorchRaces:
         self.winner = torch.full((b,), -1, **i64)
         self.winning_pod = torch.full((b,), -1, **i64)
         self.reason = torch.zeros(b, **i64)
-        self.collisions = torch.zeros(b, **i64)
-        self.collisions_capped = torch.zeros(b, **i64)
         self.just_finished = torch.zeros(b, **boolean)
         self.episode_winner = torch.full((b,), -1, **i64)
         self.episode_reason = torch.zeros(b, **i64)
         self.episode_turns = torch.zeros(b, **i64)
-        self._finish_time = torch.full((4, b), math.inf, **f)
-        """Per turn: when in the turn each pod finished the race (inf: it did not)."""
         self._pair_ij = pair_pods(b, self.device)
         # Auto-reset: the next track of every race, drawn ahead from the pool (pod-major).
         self._steps_since_draw = 0
@@ -510,20 +516,11 @@ class TorchRaces:
         """The movement state of the whole batch, as views of this object's tensors."""
         self._finish_time.fill_(math.inf)
         self._passes.zero_()
+        torch.mul(weight(self._shield_active, self.dtype), SHIELD_MASS - 1.0, out=self._mass).add_(1.0)
         return Motion(
-            kin=self._kin,
-            cp=self._cp,
-            num_checkpoints=self.num_checkpoints,
-            total_passes=self.total_passes,
-            next_cp=self._next_cp,
-            passed=self._passed,
-            passes=self._passes,
-            finish_time=self._finish_time,
-            shield_active=self._shield_active,
-            timeouts=self._timeouts,
+            floats=self._floats,
+            ints=self._ints,
             active=active,
-            collisions=self.collisions,
-            collisions_capped=self.collisions_capped,
             pair_ij=self._pair_ij,
             timeout_turns=self.config.timeout_turns,
             sparse=self.compact,

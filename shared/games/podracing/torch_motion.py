@@ -28,37 +28,16 @@ from shared.games.podracing.engine import (
     COLLISION_DISTANCE_SQ,
     MIN_IMPULSE,
     PAIRS,
-    SHIELD_MASS,
 )
 from shared.games.podracing.torch_ops import any_along, sqrt_non_negative, weight
 
-_SELECTED = (
-    "kin",
-    "cp",
-    "num_checkpoints",
-    "total_passes",
-    "next_cp",
-    "passed",
-    "passes",
-    "finish_time",
-    "shield_active",
-    "timeouts",
-    "active",
-    "collisions",
-    "collisions_capped",
-)
-"""Per-race fields that `Motion.select` gathers (the last dimension is the race)."""
-_WRITTEN = (
-    "kin",
-    "next_cp",
-    "passed",
-    "passes",
-    "finish_time",
-    "timeouts",
-    "collisions",
-    "collisions_capped",
-)
-"""The fields movement changes: `Motion.put` copies these back."""
+FLOAT_ROWS = 40
+"""Rows of the packed float state [40, N]: kin (x, y, vx, vy of 4 pods, 0-15), checkpoints (x, y
+of 8 slots, 16-31), finish time per pod (32-35) and mass per pod (36-39)."""
+INT_ROWS = 18
+"""Rows of the packed int64 state [18, N]: next checkpoint (0-3), checkpoints passed (4-7), passes
+this turn (8-11), timeouts per player (12-13), checkpoint count (14), passes to finish (15),
+collisions (16) and capped turns (17)."""
 
 
 def pair_pods(num_races: int, device: torch.device) -> torch.Tensor:
@@ -71,53 +50,56 @@ def pair_pods(num_races: int, device: torch.device) -> torch.Tensor:
 class Motion:
     """Movement state of N races: views of `TorchRaces`' tensors, or gathered copies (`select`)."""
 
-    kin: torch.Tensor
-    """[4 fields (x, y, vx, vy), 4 pods, N]."""
-    cp: torch.Tensor
-    """[2, 8, N] checkpoint coordinates."""
-    num_checkpoints: torch.Tensor
-    """[N] real checkpoints per track."""
-    total_passes: torch.Tensor
-    """[N] passes that finish the race."""
-    next_cp: torch.Tensor
-    """[4, N], like the other per-pod tensors."""
-    passed: torch.Tensor
-    passes: torch.Tensor
-    """[4, N] passes during this turn."""
-    finish_time: torch.Tensor
-    """[4, N] time in the turn at which a pod finished the race (inf: not this turn)."""
-    shield_active: torch.Tensor
-    timeouts: torch.Tensor
-    """[2, N], per player."""
-    active: torch.Tensor
-    """[N] races being played."""
-    collisions: torch.Tensor
-    collisions_capped: torch.Tensor
+    floats: torch.Tensor
+    """[FLOAT_ROWS, N], see `FLOAT_ROWS`."""
+    ints: torch.Tensor
+    """[INT_ROWS, N], see `INT_ROWS`."""
+    active: torch.Tensor | None
+    """[N] races being played; None when all are (every gathered subset)."""
     pair_ij: torch.Tensor
     """[2, 6, >=N] from `pair_pods`."""
     timeout_turns: int
     sparse: bool
     """Book checkpoint passes by index (reads values: CPU only) rather than with masks."""
-    _mass: tuple[torch.Tensor, torch.Tensor] | None = None
+
+    def __post_init__(self) -> None:
+        n = self.floats.shape[1]
+        f, i = self.floats, self.ints
+        self.kin = f[0:16].view(4, 4, n)
+        """[4 fields (x, y, vx, vy), 4 pods, N]."""
+        self.cp = f[16:32].view(2, 8, n)
+        self.finish_time = f[32:36]
+        self.mass = f[36:40]
+        self.next_cp, self.passed, self.passes = i[0:4], i[4:8], i[8:12]
+        self.timeouts = i[12:14]
+        self.num_checkpoints, self.total_passes = i[14], i[15]
+        self.collisions, self.collisions_capped = i[16], i[17]
 
     @property
     def size(self) -> int:
         return self.kin.shape[-1]
 
     def select(self, idx: torch.Tensor) -> Motion:
-        """The races `idx` (sorted column indices), gathered into new tensors."""
-        fields = {name: getattr(self, name).index_select(-1, idx) for name in _SELECTED}
+        """The races `idx` (sorted column indices, all active), gathered into new tensors."""
         return Motion(
-            **fields,
+            floats=self.floats.index_select(1, idx),
+            ints=self.ints.index_select(1, idx),
+            active=None,
             pair_ij=self.pair_ij,
             timeout_turns=self.timeout_turns,
             sparse=self.sparse,
         )
 
     def put(self, idx: torch.Tensor, sub: Motion) -> None:
-        """Write the changed fields of `sub` (made by `select(idx)`) back into these columns."""
-        for name in _WRITTEN:
-            getattr(self, name).index_copy_(-1, idx, getattr(sub, name))
+        """Write `sub` (made by `select(idx)`) back into these columns."""
+        self.floats.index_copy_(1, idx, sub.floats)
+        self.ints.index_copy_(1, idx, sub.ints)
+
+    def _only_active(self, mask: torch.Tensor) -> torch.Tensor:
+        return mask if self.active is None else mask & self.active
+
+    def _active_weight(self) -> torch.Tensor | float:
+        return 1.0 if self.active is None else weight(self.active, self.floats.dtype)
 
     # ------------------------------------------------------------ collisions
 
@@ -153,14 +135,7 @@ class Motion:
     def first_collision(self, elapsed: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Earliest impact time per race [N], its pair [N] and whether there is one [N]."""
         best, pair = self.earliest(*self.collision_times(elapsed))
-        return best, pair, (best < math.inf) & self.active
-
-    def masses(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mass and inverse mass per pod [4, N] (10 when shielded this turn)."""
-        if self._mass is None:
-            mass = weight(self.shield_active, self.kin.dtype).mul_(SHIELD_MASS - 1.0).add_(1.0)
-            self._mass = (mass, 1.0 / mass)
-        return self._mass
+        return best, pair, self._only_active(best < math.inf)
 
     def bounce(self, pair: torch.Tensor, has: torch.Tensor | None = None) -> None:
         """Elastic bounce of the pods of `pair` in each race where `has` (None: every race), with
@@ -168,13 +143,12 @@ class Motion:
         ij = self.pair_ij[..., : self.size].gather(1, pair.expand(2, 1, -1))
         i, j = ij[0:1], ij[1:2]
         kin = self.kin
-        mass, inv_mass = self.masses()
         one = kin.gather(1, i.expand(4, 1, -1))
         two = kin.gather(1, j.expand(4, 1, -1))
-        m1, m2 = mass.gather(0, i[0]), mass.gather(0, j[0])
+        m1, m2 = self.mass.gather(0, i[0]), self.mass.gather(0, j[0])
         n = one - two
         nn = n[0:2] * n[0:2]
-        denom = (nn[0] + nn[1]) * (inv_mass.gather(0, i[0]) + inv_mass.gather(0, j[0]))
+        denom = (nn[0] + nn[1]) * ((1.0 / m1).add_(1.0 / m2))
         dots = n[0:2] * n[2:4]
         nd = dots[0] + dots[1]
         f = n[0:2] * nd / denom
@@ -279,15 +253,15 @@ class Motion:
             self.bounce(pair, has)
         # The cap counts only when one more collision was due (as in the reference).
         _, valid = self.collision_times(elapsed)
-        self.collisions_capped.add_(any_along(valid, 0) & self.active)
-        self.advance(elapsed, torch.where(self.active, 1.0 - elapsed, 0.0))
+        self.collisions_capped.add_(self._only_active(any_along(valid, 0)))
+        self.advance(elapsed, (1.0 - elapsed).mul_(self._active_weight()))
 
     def collide_and_move_compact(self, iterations: int) -> None:
         """The same movement, for CPU: only races with a collision go past the first test."""
         elapsed = torch.zeros_like(self.finish_time[0])
         t, valid = self.collision_times(elapsed)
-        has = any_along(valid, 0) & self.active
-        self.advance(elapsed, weight(self.active & ~has, elapsed.dtype))
+        has = self._only_active(any_along(valid, 0))
+        self.advance(elapsed, weight(~has, elapsed.dtype).mul_(self._active_weight()))
         idx = has.nonzero().squeeze(1)
         if idx.numel() == 0:
             return

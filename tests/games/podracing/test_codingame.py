@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,10 @@ def test_unchanged_codingame_script_plays_a_match(tmp_path: Path) -> None:
             if turn == 3:
                 assert [e.player for e in step.events if e.kind == "boost"] == [0, 0]
         assert bot.alive
+        # stderr is read by a thread: give it a moment to catch up with the last answer.
+        deadline = time.monotonic() + 5.0
+        while not any(line.startswith("turn 14") for line in bot.stderr) and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert any(line.startswith("turn 14") for line in bot.stderr)
     assert not bot.alive
     assert match.result().players[0].metrics["invalid_actions"] == 0
