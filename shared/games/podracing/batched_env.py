@@ -26,6 +26,7 @@ import torch
 
 from shared.games.podracing.engine import RaceConfig
 from shared.games.podracing.torch_engine import TorchRaces
+from shared.games.podracing.torch_ops import pod_major, weight
 
 POS_SCALE = 1.0 / 10000.0
 VEL_SCALE = 1.0 / 1000.0
@@ -39,88 +40,95 @@ OpponentName = Literal["runner", "idle"]
 
 
 def observe(races: TorchRaces, player: int) -> torch.Tensor:
-    """[B, OBS_DIM] egocentric observation of `player` (0 or 1) in every race."""
-    x, y, vx, vy = races.x, races.y, races.vx, races.vy
-    nxt = races.next_cp
-    count = races.num_checkpoints[:, None]
-    after = torch.remainder(nxt + 1, count)
-    cx, cy = races.cp_x.gather(1, nxt), races.cp_y.gather(1, nxt)
-    ax, ay = races.cp_x.gather(1, after), races.cp_y.gather(1, after)
-    heading = races.angle * (math.pi / 180.0)
+    """[B, OBS_DIM] egocentric observation of `player` (0 or 1) in every race.
+
+    Computed on the engine's pod-major rows (contiguous [B] vectors, where elementwise kernels are
+    fastest) and transposed once at the end."""
+    x, y, vx, vy = races.x.T, races.y.T, races.vx.T, races.vy.T
+    nxt = races.next_cp.T
+    count = races.num_checkpoints[None, :]
+    after = nxt + 1
+    after = after - count * (after >= count)
+    cp_x, cp_y = races.cp_x.T, races.cp_y.T
+    cx, cy = cp_x.gather(0, nxt), cp_y.gather(0, nxt)
+    ax, ay = cp_x.gather(0, after), cp_y.gather(0, after)
+    heading = races.angle.T * (math.pi / 180.0)
     cos, sin = torch.cos(heading), torch.sin(heading)
+    dtype = x.dtype
+    shield_cd = races.shield_cd.T.to(dtype) / 3.0
+    boost = races.boost_available.T.to(dtype)
+    progress = races.passed.T.to(dtype) / races.total_passes.to(dtype)
     order = [2 * player, 2 * player + 1, 2 * (1 - player), 2 * (1 - player) + 1]
-    blocks = []
+    rows: list[torch.Tensor] = []
     for slot in range(2):
         me = order[slot]
         others = [order[1 - slot], order[2], order[3]]
-        c, s = cos[:, me : me + 1], sin[:, me : me + 1]
+        c, s = cos[me], sin[me]
 
         def local(
             dx: torch.Tensor, dy: torch.Tensor, c: torch.Tensor = c, s: torch.Tensor = s
         ) -> list[torch.Tensor]:
             return [dx * c + dy * s, dy * c - dx * s]
 
-        mx, my = x[:, me : me + 1], y[:, me : me + 1]
-        feats = [
-            *local((cx[:, me : me + 1] - mx) * POS_SCALE, (cy[:, me : me + 1] - my) * POS_SCALE),
-            *local(vx[:, me : me + 1] * VEL_SCALE, vy[:, me : me + 1] * VEL_SCALE),
-            *local(
-                (ax[:, me : me + 1] - cx[:, me : me + 1]) * POS_SCALE,
-                (ay[:, me : me + 1] - cy[:, me : me + 1]) * POS_SCALE,
-            ),
-            races.shield_cd[:, me : me + 1].to(x.dtype) / 3.0,
-            races.boost_available[:, me : me + 1].to(x.dtype),
-            races.passed[:, me : me + 1].to(x.dtype) / races.total_passes[:, None].to(x.dtype),
+        mx, my = x[me], y[me]
+        rows += [
+            *local((cx[me] - mx) * POS_SCALE, (cy[me] - my) * POS_SCALE),
+            *local(vx[me] * VEL_SCALE, vy[me] * VEL_SCALE),
+            *local((ax[me] - cx[me]) * POS_SCALE, (ay[me] - cy[me]) * POS_SCALE),
+            shield_cd[me],
+            boost[me],
+            progress[me],
         ]
         for o in others:
-            feats += local((x[:, o : o + 1] - mx) * POS_SCALE, (y[:, o : o + 1] - my) * POS_SCALE)
-            feats += local(
-                (vx[:, o : o + 1] - vx[:, me : me + 1]) * VEL_SCALE,
-                (vy[:, o : o + 1] - vy[:, me : me + 1]) * VEL_SCALE,
-            )
-        blocks.append(torch.cat(feats, dim=1))
+            rows += local((x[o] - mx) * POS_SCALE, (y[o] - my) * POS_SCALE)
+            rows += local((vx[o] - vx[me]) * VEL_SCALE, (vy[o] - vy[me]) * VEL_SCALE)
     cfg = races.config
-    timeouts = races.timeouts.to(x.dtype) / float(cfg.timeout_turns)
-    glob = torch.stack(
-        (races.turn.to(x.dtype) / float(cfg.max_turns), timeouts[:, player], timeouts[:, 1 - player]), dim=1
-    )
-    obs = torch.cat([*blocks, glob], dim=1)
-    return torch.clamp(torch.nan_to_num(obs, nan=0.0, posinf=10.0, neginf=-10.0), -10.0, 10.0)
+    timeouts = races.timeouts.T.to(dtype) / float(cfg.timeout_turns)
+    rows += [races.turn.to(dtype) / float(cfg.max_turns), timeouts[player], timeouts[1 - player]]
+    obs = torch.clamp(torch.nan_to_num(torch.stack(rows), nan=0.0, posinf=10.0, neginf=-10.0), -10.0, 10.0)
+    return pod_major(obs)
 
 
 def actions_to_commands(
     races: TorchRaces, player: int, actions: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """[B, 8] actions of `player` -> (target [B, 2, 2], thrust [B, 2], boost [B, 2], shield [B, 2])."""
-    a = actions.to(races.dtype).view(-1, 2, 4)
+    """[B, 8] actions of `player` -> (target [B, 2, 2], thrust [B, 2], boost [B, 2], shield [B, 2]).
+
+    The results are views of pod-major tensors (see `runner_commands`)."""
+    a = pod_major(actions.to(races.dtype))
     pods = slice(2 * player, 2 * player + 2)
-    x, y = races.x[:, pods], races.y[:, pods]
-    nxt = races.next_cp[:, pods]
-    bearing = torch.atan2(races.cp_y.gather(1, nxt) - y, races.cp_x.gather(1, nxt) - x)
-    heading = bearing + a[..., 0] * math.pi
-    target = torch.stack((x + torch.cos(heading) * AIM_DISTANCE, y + torch.sin(heading) * AIM_DISTANCE), -1)
-    thrust = (a[..., 1] + 1.0) * (0.5 * races.config.max_thrust)
-    return target, thrust, a[..., 3] > 0.0, a[..., 2] > 0.0
+    x, y = races.x.T[pods], races.y.T[pods]
+    nxt = races.next_cp.T[pods]
+    bearing = torch.atan2(races.cp_y.T.gather(0, nxt) - y, races.cp_x.T.gather(0, nxt) - x)
+    heading = bearing + a[0::4] * math.pi
+    target = torch.stack((x + torch.cos(heading) * AIM_DISTANCE, y + torch.sin(heading) * AIM_DISTANCE))
+    thrust = (a[1::4] + 1.0) * (0.5 * races.config.max_thrust)
+    return target.permute(2, 1, 0), thrust.T, (a[3::4] > 0.0).T, (a[2::4] > 0.0).T
 
 
 def runner_commands(races: TorchRaces, player: int) -> tuple[torch.Tensor, ...]:
     """A vectorised racing policy: aim at the next checkpoint minus 3 turns of drift, slow down
-    when facing away, boost on long straight lines. Good enough to be beaten only by learning."""
+    when facing away, boost on long straight lines. Good enough to be beaten only by learning.
+
+    Returns (target [B, 2, 2], thrust [B, 2], boost [B, 2], shield [B, 2]) as transposed views of
+    pod-major tensors: copied into pod-major command buffers (as `BatchedPodracingEnv` does) they
+    never need a transposing copy."""
     pods = slice(2 * player, 2 * player + 2)
-    x, y, vx, vy = races.x[:, pods], races.y[:, pods], races.vx[:, pods], races.vy[:, pods]
-    nxt = races.next_cp[:, pods]
-    cx, cy = races.cp_x.gather(1, nxt), races.cp_y.gather(1, nxt)
+    x, y, vx, vy = races.x.T[pods], races.y.T[pods], races.vx.T[pods], races.vy.T[pods]
+    nxt = races.next_cp.T[pods]
+    cx, cy = races.cp_x.T.gather(0, nxt), races.cp_y.T.gather(0, nxt)
     tx, ty = cx - 3.0 * vx, cy - 3.0 * vy
     wanted = torch.atan2(ty - y, tx - x) * (180.0 / math.pi)
-    error = torch.remainder(wanted - races.angle[:, pods] + 540.0, 360.0) - 180.0
-    first = (races.turn == 0)[:, None]
-    error = torch.where(first, torch.zeros_like(error), error).abs()
+    error = torch.remainder(wanted - races.angle.T[pods] + 540.0, 360.0) - 180.0
+    later = ~(races.turn == 0)[None, :]
+    error = error.abs_().mul_(weight(later, error.dtype))
     max_thrust = float(races.config.max_thrust)
     thrust = torch.clamp((90.0 - error) / 90.0, 0.0, 1.0) * max_thrust
-    dist = torch.sqrt((cx - x) ** 2 + (cy - y) ** 2)
-    boost = (dist > 5000.0) & (error < 4.0) & races.boost_available[:, pods] & ~first
+    dx, dy = cx - x, cy - y
+    far = dx * dx + dy * dy > 5000.0**2
+    boost = far & (error < 4.0) & races.boost_available.T[pods] & later
     shield = torch.zeros_like(boost)
-    return torch.stack((tx, ty), -1), thrust, boost, shield
+    return torch.stack((tx, ty)).permute(2, 1, 0), thrust.T, boost.T, shield.T
 
 
 class BatchedPodracingEnv:
@@ -160,10 +168,12 @@ class BatchedPodracingEnv:
         self.checkpoint_reward = checkpoint_reward
         self.distance_reward = distance_reward
         self.win_reward = win_reward
-        self._target = torch.zeros(num_envs, 4, 2, dtype=dtype, device=self.device)
-        self._thrust = torch.zeros(num_envs, 4, dtype=dtype, device=self.device)
-        self._boost = torch.zeros(num_envs, 4, dtype=torch.bool, device=self.device)
-        self._shield = torch.zeros(num_envs, 4, dtype=torch.bool, device=self.device)
+        # Commands are gathered in pod-major buffers and passed as [B, ...] views of them, which
+        # the engine reads without a transposing copy.
+        self._target = torch.zeros(2, 4, num_envs, dtype=dtype, device=self.device).permute(2, 1, 0)
+        self._thrust = torch.zeros(4, num_envs, dtype=dtype, device=self.device).T
+        self._boost = torch.zeros(4, num_envs, dtype=torch.bool, device=self.device).T
+        self._shield = torch.zeros(4, num_envs, dtype=torch.bool, device=self.device).T
         self._dist = torch.zeros(num_envs, 2, dtype=dtype, device=self.device)
         self._truncated = torch.zeros(num_envs, dtype=torch.bool, device=self.device)
 
