@@ -143,7 +143,7 @@ class BatchedPodracingEnv:
         opponent: OpponentName = "runner",
         *,
         config: RaceConfig | None = None,
-        collision_iters: int = 4,
+        collision_iters: int | None = None,
         seed: int = 0,
         checkpoint_reward: float = 1.0,
         distance_reward: float = 1.0,
@@ -154,6 +154,12 @@ class BatchedPodracingEnv:
         self.num_envs = num_envs
         self.device = torch.device(device)
         self.opponent = opponent
+        if collision_iters is None:
+            # The CPU step runs only the collisions that happen, so the reference's cap is free
+            # there; the sync-free step runs every iteration, and 8 leaves few turns capped.
+            collision_iters = (
+                (config or RaceConfig()).max_collisions_per_turn if self.device.type == "cpu" else 8
+            )
         self.races = TorchRaces(
             num_envs,
             config,
