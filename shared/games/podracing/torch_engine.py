@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -155,9 +155,9 @@ class TorchRaces:
         self._pool: Tracks | None = None
 
         b = num_races
-        f = {"dtype": dtype, "device": self.device}
-        i64 = {"dtype": torch.long, "device": self.device}
-        boolean = {"dtype": torch.bool, "device": self.device}
+        f: dict[str, Any] = {"dtype": dtype, "device": self.device}
+        i64: dict[str, Any] = {"dtype": torch.long, "device": self.device}
+        boolean: dict[str, Any] = {"dtype": torch.bool, "device": self.device}
         # Movement state, packed so that the CPU step gathers a subset of races in two kernels
         # (row layout in `torch_motion.FLOAT_ROWS` / `INT_ROWS`); the names below are views.
         self._floats = torch.zeros(FLOAT_ROWS, b, **f)
