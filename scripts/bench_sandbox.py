@@ -84,11 +84,17 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def _require_started(bot: SandboxedBot) -> None:
+    if not bot.alive or bot.start_error:
+        raise RuntimeError(f"the sandbox did not start: {bot.start_error or 'it exited'}")
+
+
 def cold_starts(source: str, secret: str, signer: Signer, n: int) -> tuple[list[float], list[float]]:
     ready, first = [], []
     for i in range(n):
         started = time.perf_counter()
         with SandboxedBot(source, secret=secret) as bot:
+            _require_started(bot)
             ready.append(time.perf_counter() - started)
             with _uds_client(bot.socket_path) as client:
                 _turn(client, signer, "http://bot/turn", i)
@@ -104,6 +110,7 @@ def pool_hits(source: str, secret: str, signer: Signer, n: int) -> list[float]:
             pool.prewarm("bench", source, secret=secret)
             started = time.perf_counter()
             bot = pool.acquire("bench", source, secret=secret)
+            _require_started(bot)
             with _uds_client(bot.socket_path) as client:
                 _turn(client, signer, "http://bot/turn", i)
             times.append(time.perf_counter() - started)

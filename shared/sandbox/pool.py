@@ -67,7 +67,8 @@ class WarmPool:
     def acquire(
         self, version: str, source: str, *, secret: str, contract: str = "decide", game: str | None = None
     ) -> SandboxedBot:
-        """A started bot for one match: a warm one if waiting, else a cold start. The caller closes it."""
+        """A bot for one match: a warm one if waiting, else a cold start. The caller closes it, and
+        checks `alive` / `start_error` as after `SandboxedBot.start()` (a cold start can fail)."""
         key = (version, secret, contract, game)
         with self._lock:
             warm = [b for b in self._ready[key] if b.alive]
