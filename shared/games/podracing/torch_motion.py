@@ -271,17 +271,17 @@ class Motion:
         self.put(idx, sub)
 
     def _resolve(
-        self, t: torch.Tensor, pair: torch.Tensor, elapsed: torch.Tensor, done: int, iterations: int
+        self, t: torch.Tensor, pair: torch.Tensor, elapsed: torch.Tensor, bounced: int, iterations: int
     ) -> None:
-        """Finish the turn of races that all collide at `t` (pair `pair`), `done` collisions in."""
+        """Finish the turn of races that all collide at `t` (pair `pair`), `bounced` collisions in."""
         while True:
             self.advance(elapsed, t)
             elapsed.add_(t)
             self.bounce(pair)
-            done += 1
+            bounced += 1
             t_all, valid = self.collision_times(elapsed)
             has = any_along(valid, 0)
-            if done == iterations:
+            if bounced == iterations:
                 # The cap counts only when one more collision was due (as in the reference).
                 self.collisions_capped.add_(has)
                 self.advance(elapsed, 1.0 - elapsed)
@@ -294,7 +294,7 @@ class Motion:
             if idx.numel() < self.size:
                 sub = self.select(idx)
                 best, pair = self.earliest(t_all.index_select(1, idx), valid.index_select(1, idx))
-                sub._resolve(best, pair, elapsed.index_select(0, idx), done, iterations)
+                sub._resolve(best, pair, elapsed.index_select(0, idx), bounced, iterations)
                 self.put(idx, sub)
                 return
             t, pair = self.earliest(t_all, valid)

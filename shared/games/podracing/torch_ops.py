@@ -19,7 +19,10 @@ def pod_major(tensor: torch.Tensor) -> torch.Tensor:
     the engine's pod-major layout. Elementwise kernels on a transposed view are 5-25x slower than
     on contiguous memory, and on CPU numpy's transposing copy is 3-7x faster than torch's."""
     if tensor.device.type == "cpu" and not tensor.requires_grad:
-        return torch.from_numpy(np.ascontiguousarray(tensor.numpy().transpose()))
+        try:
+            return torch.from_numpy(np.ascontiguousarray(tensor.numpy().transpose()))
+        except TypeError:  # a dtype numpy lacks, such as bfloat16
+            pass
     return tensor.permute(*reversed(range(tensor.dim()))).contiguous()
 
 

@@ -70,6 +70,8 @@ def test_pod_major_reverses_dimensions_into_contiguous_memory() -> None:
     # A view of pod-major memory comes back as that memory's contents, and bools work too.
     mask = torch.rand(4, 5) > 0.5
     assert torch.equal(pod_major(mask.T), mask)
+    bf16 = torch.rand(3, 4, 2).to(torch.bfloat16)  # numpy has no bfloat16: torch's copy is used
+    assert torch.equal(pod_major(bf16), bf16.permute(2, 1, 0))
     meta = pod_major(torch.empty(3, 4, 2, device="meta"))
     assert meta.shape == (2, 4, 3) and meta.device.type == "meta"
 
