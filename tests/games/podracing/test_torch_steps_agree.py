@@ -93,6 +93,11 @@ def test_cpu_step_equals_sync_free_step(dtype: torch.dtype) -> None:
             assert torch.equal(cpu, sync_free), f"{name} differs after turn {turn}"
         ended += int(engines[0].just_finished.sum())
     cpu = engines[0]
+    print(
+        f"\n{dtype}: 300 turns x 256 races identical; {ended} races ended, "
+        f"{int(cpu.collisions.sum())} collisions, {int(cpu.collisions_capped.sum())} capped turns, "
+        f"{int(cpu.invalid_commands.sum())} sanitised commands"
+    )
     # The run must have exercised what the CPU step does differently.
     assert ended >= 256 and int(cpu.collisions_capped.sum()) >= 20
     assert int(cpu.collisions.sum()) >= 5_000 and int(cpu.invalid_commands.sum()) >= 100
