@@ -82,7 +82,7 @@ REASONS = {
 """Codes of `TorchRaces.reason` and the reference engine's `Race.reason` strings they stand for."""
 
 
-_POD_FIELDS = (
+POD_FIELDS = (
     "x",
     "y",
     "vx",
@@ -94,6 +94,7 @@ _POD_FIELDS = (
     "boost_available",
     "shield_active",
 )
+"""The per-pod state tensors, by their public names ([B, 4] each)."""
 
 
 class TorchRaces:
@@ -305,7 +306,7 @@ class TorchRaces:
         self.num_checkpoints[n] = len(track)
         self.total_passes[n] = len(track) * self.config.laps + 1
         names = {"next_cp": "next_checkpoint", "passed": "checkpoints_passed", "shield_cd": "shield_cooldown"}
-        for attr in _POD_FIELDS:
+        for attr in POD_FIELDS:
             tensor = getattr(self, "_" + attr)
             values = [getattr(pod, names.get(attr, attr)) for pod in race.pods]
             tensor[:, n] = torch.tensor(values, dtype=tensor.dtype)
@@ -331,19 +332,8 @@ class TorchRaces:
         torch.mul(self.num_checkpoints, self.config.laps, out=self.total_passes).add_(1)
         pos = self._kin[0:2]
         pos.copy_(pick(m, start, pos))
-        self._kin[2:4].copy_(pick(m, 0.0, self._kin[2:4]))
-        self._angle.copy_(pick(m, 0.0, self._angle))
-        self._next_cp.masked_fill_(m, 1)
-        self._passed.masked_fill_(m, 1)
-        self._shield_cd.masked_fill_(m, 0)
-        self._boost_available.masked_fill_(m, True)
-        self._shield_active.masked_fill_(m, False)
-        self._timeouts.masked_fill_(m, self.config.timeout_turns)
-        self.turn.masked_fill_(mask, 0)
-        self.finished.masked_fill_(mask, False)
-        self.winner.masked_fill_(mask, -1)
-        self.winning_pod.masked_fill_(mask, -1)
-        self.reason.masked_fill_(mask, REASON_RUNNING)
+        for tensor, value in self._start_values():
+            tensor.masked_fill_(mask, value)
 
     def _start_columns(
         self, idx: torch.Tensor, cp: torch.Tensor, start: torch.Tensor, count: torch.Tensor
@@ -354,8 +344,13 @@ class TorchRaces:
         self.num_checkpoints.index_copy_(0, idx, chosen)
         self.total_passes.index_copy_(0, idx, chosen * self.config.laps + 1)
         self._kin[0:2].index_copy_(2, idx, start.index_select(2, idx))
-        self._kin[2:4].index_fill_(2, idx, 0.0)
-        per_pod: tuple[tuple[torch.Tensor, float | bool], ...] = (
+        for tensor, value in self._start_values():
+            tensor.index_fill_(-1, idx, value)
+
+    def _start_values(self) -> tuple[tuple[torch.Tensor, float | int | bool], ...]:
+        """What a (re)start sets to a constant: each tensor (race as its last dimension) and value."""
+        return (
+            (self._kin[2:4], 0.0),
             (self._angle, 0.0),
             (self._next_cp, 1),
             (self._passed, 1),
@@ -363,18 +358,12 @@ class TorchRaces:
             (self._boost_available, True),
             (self._shield_active, False),
             (self._timeouts, self.config.timeout_turns),
-        )
-        for tensor, value in per_pod:
-            tensor.index_fill_(1, idx, value)
-        per_race: tuple[tuple[torch.Tensor, int | bool], ...] = (
             (self.turn, 0),
             (self.finished, False),
             (self.winner, -1),
             (self.winning_pod, -1),
             (self.reason, REASON_RUNNING),
         )
-        for tensor, value in per_race:
-            tensor.index_fill_(0, idx, value)
 
     # ------------------------------------------------------------------- turn
 

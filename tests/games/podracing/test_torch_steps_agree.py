@@ -14,21 +14,12 @@ import pytest
 import torch
 
 from shared.games.podracing.engine import RaceConfig
-from shared.games.podracing.torch_engine import TorchRaces
+from shared.games.podracing.torch_engine import POD_FIELDS, TorchRaces
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 COMPARED = (
-    "x",
-    "y",
-    "vx",
-    "vy",
-    "angle",
-    "next_cp",
-    "passed",
-    "shield_cd",
-    "boost_available",
-    "shield_active",
+    *POD_FIELDS,
     "timeouts",
     "passes",
     "invalid_commands",
