@@ -23,7 +23,7 @@ import torch
 
 from shared.games.podracing.batched_env import BatchedPodracingEnv, runner_commands
 from shared.games.podracing.engine import PodCommand, Race, RaceConfig
-from shared.games.podracing.torch_engine import TorchRaces
+from shared.games.podracing.torch_engine import SYNC_FREE_COLLISION_ITERS, TorchRaces
 
 
 @dataclass
@@ -202,8 +202,7 @@ def main() -> None:
     args = parser.parse_args()
     device = torch.device(args.device)
     if args.collision_iters is None and device.type == "cuda":
-        # The sync-free step runs every iteration; caps/1M shows how often 8 is not enough.
-        args.collision_iters = 8
+        args.collision_iters = SYNC_FREE_COLLISION_ITERS
     dtype = getattr(torch, args.dtype)
     seconds = 1.0 if args.quick else 4.0
     cores = os.cpu_count() or 1

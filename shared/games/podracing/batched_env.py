@@ -25,7 +25,7 @@ from typing import Literal
 import torch
 
 from shared.games.podracing.engine import RaceConfig
-from shared.games.podracing.torch_engine import TorchRaces
+from shared.games.podracing.torch_engine import SYNC_FREE_COLLISION_ITERS, TorchRaces
 from shared.games.podracing.torch_ops import pod_major, weight
 
 POS_SCALE = 1.0 / 10000.0
