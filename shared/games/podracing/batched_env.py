@@ -155,11 +155,9 @@ class BatchedPodracingEnv:
         self.device = torch.device(device)
         self.opponent = opponent
         if collision_iters is None:
-            # The CPU step runs only the collisions that happen, so the reference's cap is free
-            # there; the sync-free step runs every iteration, and 8 leaves few turns capped.
-            collision_iters = (
-                (config or RaceConfig()).max_collisions_per_turn if self.device.type == "cpu" else 8
-            )
+            # The CPU step runs only the collisions that happen, so the reference's cap is free there.
+            cap = (config or RaceConfig()).max_collisions_per_turn
+            collision_iters = cap if self.device.type == "cpu" else SYNC_FREE_COLLISION_ITERS
         self.races = TorchRaces(
             num_envs,
             config,
