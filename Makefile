@@ -39,6 +39,7 @@ format: install
 
 bench: install ## benchmarks: print figures and ratios against baselines measured in the same run
 	$(PY) -m scripts.bench_podracing
+	$(PY) -m scripts.bench_torch_kernels
 	$(PY) -m scripts.bench_battle
 	$(PY) -m scripts.bench_platform
 	$(PY) -m scripts.bench_sandbox

@@ -9,8 +9,8 @@ move to the end of the turn. Two drivers run that same sequence of operations pe
   out of collisions advances by 0. It is what runs on CUDA (no host synchronisation in a step).
 * `collide_and_move_compact`, for CPU, where reading a value costs nothing but every kernel's
   cost grows with the batch: after one collision test over the batch, the races with no collision
-  (about 3 in 4 in a busy race) move the whole turn in one segment, and only the others go on, on
-  their gathered columns, shrinking again at every collision until none is left. Checkpoint
+  (3 in 4 in the benchmark's pile-ups) move the whole turn in one segment, and only the others go
+  on, on their gathered columns, shrinking again at every collision until none is left. Checkpoint
   passes are booked by index (`sparse`) instead of with full-batch masks.
 
 Both give bit-identical results (tested against each other and against the reference).
