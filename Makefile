@@ -41,8 +41,9 @@ bench: install ## benchmarks: print figures and ratios against baselines measure
 	$(PY) -m scripts.bench_podracing
 	$(PY) -m scripts.bench_torch_kernels
 	$(PY) -m scripts.bench_battle
+	$(PY) -m scripts.bench_battle_config
 	$(PY) -m scripts.bench_platform
 	$(PY) -m scripts.bench_sandbox
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .arena-data
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .arena-data

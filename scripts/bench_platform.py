@@ -191,7 +191,10 @@ async def _bare_turns(port: int, secret: str, observations: list[dict[str, Any]]
     signer = Signer(secret)
     url = f"http://127.0.0.1:{port}/turn"
     async with httpx.AsyncClient() as client:
-        await client.get(f"http://127.0.0.1:{port}/health", headers=signer.headers("warm", b""))
+        await client.get(
+            f"http://127.0.0.1:{port}/health",
+            headers=signer.headers("warm", b"", method="GET", path="/health"),
+        )
         started = time.perf_counter()
         for turn, observation in enumerate(observations):
             body = json.dumps(
@@ -206,7 +209,11 @@ async def _bare_turns(port: int, secret: str, observations: list[dict[str, Any]]
                 },
                 separators=(",", ":"),
             ).encode()
-            response = await client.post(url, content=body, headers=signer.headers(f"bench-{turn}-0", body))
+            response = await client.post(
+                url,
+                content=body,
+                headers=signer.headers(f"bench-{turn}-{uuid.uuid4().hex}", body, method="POST", path="/turn"),
+            )
             if response.status_code != 200:
                 raise RuntimeError(f"bot answered {response.status_code}")
         return (time.perf_counter() - started) / len(observations)

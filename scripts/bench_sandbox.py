@@ -1,5 +1,6 @@
-"""Hosted-bot timings: cold start to first answered turn, warm-pool hit, and the cost of the Unix
-socket against loopback TCP for the same bot.
+"""Hosted-bot timings: cold start to first answered turn, warm-pool hit, the cost of the Unix
+socket against loopback TCP for the same bot, and the per-turn cost of freezing the sandbox
+between turns (cgroup freezer: thaw before the request, freeze after).
 
     .venv/bin/python -m scripts.bench_sandbox [--starts 10] [--turns 400]
 """
@@ -70,7 +71,11 @@ def _body(turn: int) -> bytes:
 
 def _turn(client: httpx.Client, signer: Signer, url: str, turn: int) -> None:
     body = _body(turn)
-    response = client.post(url, content=body, headers=signer.headers(f"bench-{turn}", body))
+    response = client.post(
+        url,
+        content=body,
+        headers=signer.headers(f"bench-{turn}-{time.monotonic_ns()}", body, method="POST", path="/turn"),
+    )
     if response.status_code != 200:
         raise RuntimeError(f"turn failed: {response.status_code} {response.text}")
 
@@ -131,6 +136,29 @@ def round_trips(client: httpx.Client, signer: Signer, url: str, n: int) -> list[
     return times
 
 
+def frozen_round_trips(bot: SandboxedBot, client: httpx.Client, signer: Signer, n: int) -> list[float]:
+    """Turn round trips with the sandbox thawed before and frozen after each, as in a match."""
+    times = []
+    for i in range(n):
+        started = time.perf_counter()
+        bot.thaw()
+        _turn(client, signer, "http://bot/turn", i)
+        bot.freeze()
+        times.append(time.perf_counter() - started)
+    bot.thaw()
+    return times
+
+
+def freeze_thaw_pairs(bot: SandboxedBot, n: int) -> list[float]:
+    times = []
+    for _ in range(n):
+        started = time.perf_counter()
+        bot.freeze()
+        bot.thaw()
+        times.append(time.perf_counter() - started)
+    return times
+
+
 def _serve_plain(secret: str, where: list[str]) -> subprocess.Popen[bytes]:
     env = {**os.environ, "BENCH_SECRET": secret}
     command = [
@@ -170,6 +198,10 @@ def main() -> int:
 
     with SandboxedBot(source, secret=secret) as bot, _uds_client(bot.socket_path) as client:
         sandbox_uds = round_trips(client, signer, "http://bot/turn", args.turns)
+        if bot.cgroup is not None:
+            frozen = frozen_round_trips(bot, client, signer, args.turns)
+            rows.append(("turn: sandboxed, frozen between turns", frozen))
+            rows.append(("freeze + thaw (cgroup freezer), no turn", freeze_thaw_pairs(bot, args.turns)))
     with tempfile.TemporaryDirectory() as tmp:
         sock = os.path.join(tmp, "bot.sock")
         proc = _serve_plain(secret, ["--unix-socket", sock])

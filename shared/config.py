@@ -41,6 +41,13 @@ class Settings(BaseSettings):
     health_timeout_s: float = Field(default=5.0, gt=0)
     max_consecutive_failures: int = Field(default=10, ge=1)
     max_response_bytes: int = Field(default=64 * 1024, ge=1024)
+    static_hosts: dict[str, list[str]] | None = None
+    """If set (JSON, e.g. `{"bot.test": ["127.0.0.1"]}`), bot host names resolve from this table only
+    and DNS is never asked: the test suite sets it; closed networks may too."""
+    bot_networks: list[str] | None = None
+    """If set (JSON list of CIDR blocks, e.g. `["203.0.113.0/24"]`), bot endpoints must resolve into
+    these networks only, in development mode too: an operator's fence around where bots may live.
+    The test suite sets it to loopback so that no test can ever connect off the machine."""
     match_soft_time_limit_s: int = 900
     match_hard_time_limit_s: int = 960
     broker_visibility_timeout_s: int = 3600
@@ -49,12 +56,25 @@ class Settings(BaseSettings):
     stale_match_after_s: float = 30.0
     """A running match whose heartbeat is older than this is considered abandoned by a dead worker."""
     max_match_attempts: int = 3
+    challenge_rate_limit: int = Field(default=20, ge=1)
+    """Challenges (POST /matches) one user may request per window, across every gateway process."""
+    challenge_rate_window_s: int = Field(default=600, ge=1)
+    """The fixed window of that limit, in seconds (counted in Redis; admins are not limited)."""
+    secret_grace_s: float = Field(default=24 * 3600, ge=0)
+    """After a secret rotation the runner also signs with the previous secret for this long."""
+    health_suspend_after: int = Field(default=3, ge=1)
+    """Consecutive failed pre-match health checks after which a bot is suspended."""
+    health_backoff_s: float = Field(default=60.0, ge=0)
+    """The ladder skips a bot whose last check failed for this long, doubling per further failure."""
 
     # Ladder
     ladder_interval_s: float = 5.0
     ladder_max_pending: int = 4
     """The ladder only queues a new match while fewer than this many ladder matches are pending."""
     reaper_interval_s: float = 30.0
+    ladder_rating_window: float = Field(default=5.0, ge=0)
+    """Mu distance (beyond twice the pair's combined sigma) within which every pair of active bots
+    is meant to meet; see services/match_runner/ladder.py."""
 
     # Hosted bots
     sandbox_backend: Literal["bwrap", "process", "docker"] = "bwrap"

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from shared.db.models import Bot, Match, MatchParticipant
+from shared.db.models import Bot, BotStatus, Match, MatchParticipant
 from shared.games.registry import UnknownGameError, get_game
 from shared.queue import TASK_PLAY_MATCH, celery_app
 
@@ -58,7 +58,7 @@ def create_match(
             raise MatchRequestError(f"bot {bot_id} does not exist", 404)
         if bot.game != game:
             raise MatchRequestError(f"bot {bot.name!r} plays {bot.game}, not {game}")
-        if bot.status != "active":
+        if bot.status != BotStatus.ACTIVE:
             raise MatchRequestError(f"bot {bot.name!r} is {bot.status}", 409)
     match = Match(
         game=game,

@@ -3,11 +3,17 @@ database of its own, and helpers that run real processes (uvicorn, celery worker
 
 The environment is set before anything imports `shared.config`, so every process the tests start
 inherits the same settings.
+
+Tests send nothing off this machine: bot host names resolve from a static table
+(`ARENA_STATIC_HOSTS`, inherited by every worker and gateway the tests start), and in this process
+any call to the system resolver for a name that is not an IP literal fails the test loudly.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
+import json
 import os
 import secrets
 import signal
@@ -41,8 +47,68 @@ os.environ.update(
         "ARENA_SECRET_KEY": TEST_SECRET_KEY,
         "ARENA_DEV_MODE": "1",
         "ARENA_DATA_DIR": str(ROOT / ".arena-data" / f"test_{_RUN_ID}"),
+        "ARENA_STATIC_HOSTS": json.dumps({"localhost": ["127.0.0.1", "::1"]}),
+        # Bots may only live on loopback: even a generated endpoint with a public IP literal
+        # (schemathesis) is refused before any connection leaves the machine.
+        "ARENA_BOT_NETWORKS": json.dumps(["127.0.0.0/8", "::1/128"]),
     }
 )
+
+
+class SystemResolverUsed(RuntimeError):
+    """A test asked the system resolver about a name (a DNS query could leave the machine).
+
+    Deliberately not an OSError, so code that handles resolution failures cannot swallow it."""
+
+
+_resolver_calls: list[str] = []
+
+
+def _is_ip_literal(host: object) -> bool:
+    if host is None:
+        return True
+    text = host.decode() if isinstance(host, bytes) else str(host)
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _guarded(real: Callable[..., object]) -> Callable[..., object]:
+    def lookup(host: object, *args: object, **kwargs: object) -> object:
+        if not _is_ip_literal(host):
+            _resolver_calls.append(repr(host))
+            raise SystemResolverUsed(
+                f"test asked the system resolver about {host!r}: use an IP literal, or inject a "
+                "resolver (shared.botclient.ssrf.StaticResolver, ARENA_STATIC_HOSTS)"
+            )
+        return real(host, *args, **kwargs)
+
+    return lookup
+
+
+def _no_reverse_lookup(address: object) -> object:
+    """Reverse lookups (http.server's getfqdn) get "unknown" here instead of a query."""
+    raise socket.herror(1, "reverse lookups are disabled in tests")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """From now on, in this process, only IP literals reach the system resolver."""
+    socket.getaddrinfo = _guarded(socket.getaddrinfo)  # type: ignore[assignment]
+    socket.gethostbyname = _guarded(socket.gethostbyname)  # type: ignore[assignment]
+    socket.gethostbyname_ex = _guarded(socket.gethostbyname_ex)  # type: ignore[assignment]
+    socket.gethostbyaddr = _no_reverse_lookup  # type: ignore[assignment]
+
+
+@pytest.fixture(autouse=True)
+def _no_system_dns() -> Iterator[None]:
+    """Fail a test whose code asked the system resolver about a name, even if it caught the error."""
+    before = len(_resolver_calls)
+    yield
+    asked = _resolver_calls[before:]
+    if asked:
+        pytest.fail(f"the system resolver was asked about {', '.join(asked)}", pytrace=False)
 
 
 def free_port() -> int:

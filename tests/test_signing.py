@@ -1,4 +1,5 @@
-"""Request signing: the documented example, tampering, staleness and secret rotation."""
+"""Request signing: the documented example, v2 binding of method and path, tampering, freshness
+(past window and future clock skew) and secret rotation."""
 
 from __future__ import annotations
 
@@ -6,7 +7,16 @@ import base64
 
 import pytest
 
-from shared.protocol.signing import SignatureError, Signer, generate_secret, sign, verify
+from shared.botsdk.replay import ReplayCache, ReplayCacheFull
+from shared.protocol.signing import (
+    MAX_FUTURE_SKEW_S,
+    SignatureError,
+    Signer,
+    generate_secret,
+    sign,
+    sign_v2,
+    verify,
+)
 
 DOC_SECRET = "whsec_" + base64.b64encode(bytes(range(32))).decode()
 DOC_BODY = (
@@ -14,41 +24,95 @@ DOC_BODY = (
     b'"timeout_ms":1000,"observation":{}}'
 )
 DOC_TS = 1795334400
+DOC_ID = "m1-17-0-5f2c9a1e7b3d4c60"
+DOC_V2 = "v2,yfcxIwjf/pOMrz1Gn6eJYuqEhaZe6q3VFVYwqKeDJ6Y="
+DOC_V1 = "v1,K3TluBONCfE4K4WDQ4SDRJwP0otQGxvEeNTlZwonB2s="
+TURN = {"method": "POST", "path": "/turn"}
 
 
-def test_documented_example_signature_matches_the_code() -> None:
-    assert sign(DOC_SECRET, "m1-17-0", DOC_TS, DOC_BODY) == "v1,Jb1srw3HJzv7qUA4eHM2xVq5UXRC9NoZk202EGw4UYM="
+def test_documented_example_signatures_match_the_code() -> None:
+    assert sign_v2(DOC_SECRET, DOC_ID, DOC_TS, "POST", "/turn", DOC_BODY) == DOC_V2
+    assert sign(DOC_SECRET, DOC_ID, DOC_TS, DOC_BODY) == DOC_V1
+    headers = Signer(DOC_SECRET).headers(DOC_ID, DOC_BODY, timestamp=DOC_TS, **TURN)
+    assert headers["webhook-signature"] == f"{DOC_V2} {DOC_V1}"
 
 
 def test_signer_headers_verify_and_tampering_is_refused() -> None:
     secret = generate_secret()
-    headers = Signer(secret).headers("msg-1", b'{"a":1}', timestamp=DOC_TS)
-    assert verify(secret, headers, b'{"a":1}', now=DOC_TS + 10) == "msg-1"
-    with pytest.raises(SignatureError, match="no valid v1 signature"):
-        verify(secret, headers, b'{"a":2}', now=DOC_TS)
-    with pytest.raises(SignatureError, match="no valid v1 signature"):
-        verify(generate_secret(), headers, b'{"a":1}', now=DOC_TS)
-    with pytest.raises(SignatureError, match="no valid v1 signature"):
-        verify(secret, {**headers, "webhook-id": "msg-2"}, b'{"a":1}', now=DOC_TS)
+    headers = Signer(secret).headers("msg-1", b'{"a":1}', timestamp=DOC_TS, **TURN)
+    verified = verify(secret, headers, b'{"a":1}', now=DOC_TS + 10, **TURN)
+    assert (verified.msg_id, verified.timestamp, verified.version) == ("msg-1", DOC_TS, "v2")
+    with pytest.raises(SignatureError, match="no valid v2"):
+        verify(secret, headers, b'{"a":2}', now=DOC_TS, **TURN)
+    with pytest.raises(SignatureError, match="no valid v2"):
+        verify(generate_secret(), headers, b'{"a":1}', now=DOC_TS, **TURN)
+    with pytest.raises(SignatureError, match="no valid v2"):
+        verify(secret, {**headers, "webhook-id": "msg-2"}, b'{"a":1}', now=DOC_TS, **TURN)
 
 
-def test_stale_and_unsigned_requests_are_refused() -> None:
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("GET", "/health"), ("GET", "/turn"), ("POST", "/health"), ("POST", "/turn?x"), ("POST", "/api/turn")],
+)
+def test_a_v2_signature_binds_method_and_path(method: str, path: str) -> None:
     secret = generate_secret()
-    headers = Signer(secret).headers("m", b"", timestamp=DOC_TS)
-    with pytest.raises(SignatureError, match="tolerance"):
-        verify(secret, headers, b"", now=DOC_TS + 301)
+    headers = Signer(secret).headers("m", b"", timestamp=DOC_TS, **TURN)
+    with pytest.raises(SignatureError):
+        verify(secret, headers, b"", method=method, path=path, now=DOC_TS)
+    with pytest.raises(SignatureError):  # the v1 entry in the same header does not bind them
+        verify(secret, headers, b"", method=method, path=path, now=DOC_TS, accept_v1=False)
+
+
+def test_v1_only_requests_are_refused_unless_accepted_explicitly() -> None:
+    secret = generate_secret()
+    headers = Signer(secret).headers("m", b"x", timestamp=DOC_TS, **TURN)
+    v1_only = {**headers, "webhook-signature": headers["webhook-signature"].split()[1]}
+    with pytest.raises(SignatureError, match="v1-only"):
+        verify(secret, v1_only, b"x", now=DOC_TS, **TURN)
+    assert verify(secret, v1_only, b"x", now=DOC_TS, accept_v1=True, **TURN).version == "v1"
+    without_v1 = Signer(secret, legacy_v1=False).headers("m", b"x", timestamp=DOC_TS, **TURN)
+    assert without_v1["webhook-signature"].startswith("v2,") and " " not in without_v1["webhook-signature"]
+
+
+@pytest.mark.parametrize("offset_s", [-301, -3600, MAX_FUTURE_SKEW_S + 1, 120, 299, 300, 10**6])
+def test_stale_and_future_timestamps_are_refused(offset_s: int) -> None:
+    secret = generate_secret()
+    headers = Signer(secret).headers("m", b"", timestamp=DOC_TS + offset_s, method="GET", path="/health")
+    with pytest.raises(SignatureError, match=r"tolerance|future"):
+        verify(secret, headers, b"", method="GET", path="/health", now=DOC_TS)
+
+
+@pytest.mark.parametrize("offset_s", [-300, -1, 0, 1, MAX_FUTURE_SKEW_S])
+def test_timestamps_inside_the_window_pass(offset_s: int) -> None:
+    secret = generate_secret()
+    headers = Signer(secret).headers("m", b"", timestamp=DOC_TS + offset_s, method="GET", path="/health")
+    assert verify(secret, headers, b"", method="GET", path="/health", now=DOC_TS).msg_id == "m"
+
+
+def test_unsigned_and_malformed_requests_are_refused() -> None:
+    secret = generate_secret()
+    headers = Signer(secret).headers("m", b"", timestamp=DOC_TS, **TURN)
     with pytest.raises(SignatureError, match="missing"):
-        verify(secret, {}, b"")
-    with pytest.raises(SignatureError, match="not an integer"):
-        verify(secret, {**headers, "webhook-timestamp": "soon"}, b"", now=DOC_TS)
+        verify(secret, {}, b"", **TURN)
+    for bad_ts in ("soon", "-5", "1e9", "١٢٣", "9" * 40):
+        with pytest.raises(SignatureError, match="not an integer"):
+            verify(secret, {**headers, "webhook-timestamp": bad_ts}, b"", now=DOC_TS, **TURN)
+    with pytest.raises(SignatureError, match="longer"):
+        verify(secret, {**headers, "webhook-id": "x" * 257}, b"", now=DOC_TS, **TURN)
+    with pytest.raises(SignatureError):
+        verify(secret, {**headers, "webhook-signature": "v2,é v2 v9,abc ,"}, b"", now=DOC_TS, **TURN)
 
 
-def test_any_listed_signature_is_accepted_during_rotation() -> None:
-    old, new = generate_secret(), generate_secret()
-    headers = Signer(new).headers("m", b"x", timestamp=DOC_TS)
-    both = {**headers, "webhook-signature": sign(old, "m", DOC_TS, b"x") + " " + headers["webhook-signature"]}
-    assert verify(new, both, b"x", now=DOC_TS) == "m"
-    assert verify(old, both, b"x", now=DOC_TS) == "m"
+def test_a_signer_with_previous_secrets_signs_for_each() -> None:
+    old, older, new = generate_secret(), generate_secret(), generate_secret()
+    headers = Signer(new, old, older).headers("m", b"x", timestamp=DOC_TS, **TURN)
+    entries = headers["webhook-signature"].split()
+    assert [e[:3] for e in entries] == ["v2,"] * 3 + ["v1,"] * 3
+    for secret in (new, old, older):
+        assert verify(secret, headers, b"x", now=DOC_TS, **TURN).version == "v2"
+        assert verify(secret, headers, b"x", now=DOC_TS, accept_v1=True, **TURN).msg_id == "m"
+    with pytest.raises(SignatureError):
+        verify(generate_secret(), headers, b"x", now=DOC_TS, **TURN)
 
 
 @pytest.mark.parametrize(
@@ -57,3 +121,18 @@ def test_any_listed_signature_is_accepted_during_rotation() -> None:
 def test_malformed_secrets_are_rejected(bad: str) -> None:
     with pytest.raises(ValueError):
         Signer(bad)
+    with pytest.raises(ValueError):
+        Signer(generate_secret(), bad)
+
+
+def test_the_replay_cache_remembers_ids_for_their_window_and_refuses_when_full() -> None:
+    cache = ReplayCache(window_s=300, capacity=2)
+    assert cache.first_use("a", DOC_TS, now=DOC_TS)
+    assert not cache.first_use("a", DOC_TS, now=DOC_TS + 300)  # its timestamp is still fresh
+    assert cache.first_use("b", DOC_TS + 10, now=DOC_TS + 10)
+    with pytest.raises(ReplayCacheFull):  # full of live ids: refuse rather than forget one
+        cache.first_use("c", DOC_TS + 20, now=DOC_TS + 20)
+    assert not cache.first_use("a", DOC_TS, now=DOC_TS + 20)
+    assert cache.first_use("c", DOC_TS + 301, now=DOC_TS + 301)  # "a" expired with its timestamp
+    assert len(cache) == 2
+    assert not cache.first_use("b", DOC_TS + 10, now=DOC_TS + 301)

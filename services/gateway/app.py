@@ -19,6 +19,7 @@ from services.gateway.bots.views import router as bots_router
 from services.gateway.errors import install_error_handlers
 from services.gateway.games.views import router as games_router
 from services.gateway.health import router as health_router
+from services.gateway.input_guard import InputGuardMiddleware
 from services.gateway.leaderboard.views import router as leaderboard_router
 from services.gateway.logging_filter import configure_logging, install_secret_filter
 from services.gateway.matches.views import router as matches_router
@@ -71,6 +72,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.metrics = GatewayMetrics()
     app.add_route("/metrics", metrics_endpoint, include_in_schema=False)
     install_error_handlers(app)
+    app.add_middleware(InputGuardMiddleware)  # innermost: reads bodies through the body limit
     app.add_middleware(BodyLimitMiddleware, max_bytes=body_limit_bytes(settings))
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     return app

@@ -10,6 +10,8 @@ from pydantic import BaseModel
 T = TypeVar("T")
 
 MAX_PAGE = 200
+MAX_OFFSET = 2**31 - 1
+"""Far past any real listing, and inside every integer type the database and drivers use."""
 
 
 class Page(BaseModel, Generic[T]):
@@ -26,7 +28,7 @@ class PageParams(BaseModel):
 
 def _page_params(
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="items per page")] = 50,
-    offset: Annotated[int, Query(ge=0, description="items to skip")] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="items to skip")] = 0,
 ) -> PageParams:
     return PageParams(limit=limit, offset=offset)
 

@@ -3,6 +3,12 @@
 Safe to run any number of times for the same match (redelivered tasks, the reaper's requeues,
 a second worker): only the attempt that holds the claim writes anything, and a finished match is
 never touched again.
+
+A bot that fails its pre-match health check (or cannot be reached or started) still gets its seat
+and may recover, but the match is NOT rated, for anyone: a rating must measure play, not a broken
+deployment or a secret rotation in progress. The match's public `error` then names the bot and a
+category only ("health check failed", "unreachable"...); the detail goes to the bot's owner in its
+participant's error samples. Each check's outcome is recorded on the bot (see health.py).
 """
 
 from __future__ import annotations
@@ -17,9 +23,18 @@ from collections.abc import Callable
 from enum import StrEnum
 
 from services.match_runner import metrics
+from services.match_runner.health import HealthCheck, record_checks
 from services.match_runner.runner import MatchLost, PlayedMatch, play_match
-from services.match_runner.seats import close_seats, open_seats
-from services.match_runner.store import MatchPlan, claim_match, fail_match, finish_match, heartbeat, load_plan
+from services.match_runner.seats import OpenSeat, close_seats, open_seats
+from services.match_runner.store import (
+    MatchPlan,
+    Seat,
+    claim_match,
+    fail_match,
+    finish_match,
+    heartbeat,
+    load_plan,
+)
 from shared.config import Settings, get_settings
 from shared.games.base import Game
 from shared.games.registry import get_game
@@ -59,17 +74,37 @@ def _deadline(settings: Settings) -> float:
     return time.monotonic() + max(1.0, settings.match_soft_time_limit_s - margin)
 
 
+def _public_problems(seats: list[Seat], opened: list[OpenSeat]) -> list[str]:
+    """What went wrong, per failing seat, in words any viewer may read: bot name and category."""
+    return [
+        f"slot {seat.slot} ({seat.bot_name!r}): {state.category}"
+        for seat, state in zip(seats, opened, strict=True)
+        if state.category is not None
+    ]
+
+
+async def _record_health(seats: list[Seat], opened: list[OpenSeat], settings: Settings) -> None:
+    checks = [
+        HealthCheck(seat.bot_id, state.problem if state.category is not None else None)
+        for seat, state in zip(seats, opened, strict=True)
+        if state.category is None or state.category.bot_fault
+    ]
+    try:
+        await asyncio.to_thread(record_checks, checks, settings)
+    except Exception:  # bookkeeping must not stop the match
+        log.exception("cannot record the health checks of match seats")
+
+
 async def _play(
     plan: MatchPlan, game: Game, attempt: int, settings: Settings, deadline: float
-) -> PlayedMatch:
+) -> tuple[PlayedMatch, str | None]:
+    """The played match, and why it must not be rated (None when every bot was ready)."""
     opened = await open_seats(plan.seats, plan.game, settings)
     try:
+        await _record_health(plan.seats, opened, settings)
+        problems = _public_problems(plan.seats, opened)
         if not any(seat.reachable for seat in opened):
-            reasons = "; ".join(
-                f"slot {seat.slot} ({seat.bot_name}): {opened[i].problem}"
-                for i, seat in enumerate(plan.seats)
-            )
-            raise NoBotReachable(f"no bot could be reached: {reasons}")
+            raise NoBotReachable(f"no bot could be reached: {'; '.join(problems)}")
 
         async def beat() -> bool:
             return await asyncio.to_thread(heartbeat, plan.id, attempt)
@@ -89,7 +124,8 @@ async def _play(
     for stats, seat in zip(played.stats, opened, strict=True):
         if seat.problem:
             stats.error_samples.insert(0, {"turn": None, "error": f"before the match: {seat.problem}"})
-    return played
+    unrated = f"not rated: before the match, {'; '.join(problems)}" if problems else None
+    return played, unrated
 
 
 def run_match(match_id: uuid.UUID, settings: Settings | None = None) -> Outcome:
@@ -109,12 +145,12 @@ def run_match(match_id: uuid.UUID, settings: Settings | None = None) -> Outcome:
         game = get_game(plan.game)
     except Exception as exc:
         log.exception("cannot load match %s", match_id)
-        fail_match(match_id, attempt, f"cannot load the match: {type(exc).__name__}: {exc}")
+        fail_match(match_id, attempt, f"cannot load the match: {type(exc).__name__}")
         return Outcome.FAILED
     log.info("playing match %s (%s, attempt %d)", match_id, plan.game, attempt)
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as loop_runner:
-            played = loop_runner.run(_play(plan, game, attempt, settings, deadline))
+            played, unrated_reason = loop_runner.run(_play(plan, game, attempt, settings, deadline))
     except MatchLost:
         log.warning("match %s was taken away from this worker; dropping our result", match_id)
         return Outcome.LOST
@@ -124,10 +160,10 @@ def run_match(match_id: uuid.UUID, settings: Settings | None = None) -> Outcome:
         return Outcome.FAILED
     except Exception as exc:
         log.exception("match %s crashed", match_id)
-        fail_match(match_id, attempt, f"runner error: {type(exc).__name__}: {exc}")
+        fail_match(match_id, attempt, f"runner error: {type(exc).__name__}")  # details: the log
         metrics.MATCHES.labels(plan.game, "failed").inc()
         return Outcome.FAILED
-    if not finish_match(match_id, attempt, played):
+    if not finish_match(match_id, attempt, played, unrated_reason):
         log.warning("match %s was taken away before it finished; dropping our result", match_id)
         return Outcome.LOST
     metrics.MATCHES.labels(plan.game, "finished").inc()

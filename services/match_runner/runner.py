@@ -19,8 +19,9 @@ from typing import Any, Protocol
 from services.match_runner import metrics
 from services.match_runner.stats import PlayerStats
 from shared.botclient import TurnReply
+from shared.botclient.http import MAX_ERROR_TEXT
 from shared.config import Settings
-from shared.games.base import JSON, Game, MatchResult
+from shared.games.base import JSON, Game, Match, MatchResult
 from shared.games.replay import ReplayRecorder
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,27 @@ class PlayedMatch:
     stats: list[PlayerStats]
     turns: int
     end_reason: str
+
+
+def _readable(match: Match, player: int, answer: TurnReply | BaseException) -> TurnReply:
+    """One bot's reply, with every failure to get or read its action turned into that bot's error.
+
+    A client that raised, or an action the game's reading cannot cope with, is a failed turn of
+    this bot (it plays the default action), never a crashed match for everyone.
+    """
+    if isinstance(answer, BaseException):
+        if not isinstance(answer, Exception):
+            raise answer  # cancellation, KeyboardInterrupt: not the bot's doing
+        log.warning("bot client of player %d raised", player, exc_info=answer)
+        return TurnReply(None, 0.0, f"answer could not be read: {type(answer).__name__}")
+    if not answer.ok:
+        return answer
+    try:
+        match.check_action(player, answer.action)
+    except Exception as exc:
+        reason = f"action could not be read: {type(exc).__name__}: {exc}"
+        return TurnReply(None, answer.latency_ms, reason[:MAX_ERROR_TEXT])
+    return answer
 
 
 Heartbeat = Callable[[], Awaitable[bool]]
@@ -119,7 +141,7 @@ async def play_match(
             turn = match.turn
             timeout_ms = settings.first_turn_timeout_ms if turn == 0 else settings.turn_timeout_ms
             active = [p for p in range(num_players) if not stats[p].forfeited]
-            replies = await asyncio.gather(
+            answers = await asyncio.gather(
                 *(
                     clients[p].turn(
                         match_id=match_id,
@@ -130,11 +152,13 @@ async def play_match(
                         observation=match.observation(p),
                     )
                     for p in active
-                )
+                ),
+                return_exceptions=True,
             )
             actions: list[JSON | None] = [None] * num_players
             forfeits_now, pending_forfeits = pending_forfeits, []
-            for player, reply in zip(active, replies, strict=True):
+            for player, answer in zip(active, answers, strict=True):
+                reply = _readable(match, player, answer)
                 stats[player].record(turn, reply)
                 if reply.ok:
                     actions[player] = reply.action

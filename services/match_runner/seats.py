@@ -1,8 +1,12 @@
 """Opening a connection to every bot of a match, HTTP or hosted, and closing them all afterwards.
 
 A bot we cannot reach is not an exception: it gets a stand-in that fails every turn (so it plays
-default actions and forfeits) and a note that ends up in its participant's error samples. Only when
-no bot at all is reachable does the match fail, because then there is no contest to rate.
+default actions and forfeits) and a note that ends up in its participant's error samples. Such a
+match is played but not rated (see play.py); only when no bot at all is reachable does the match
+fail, because then there is no contest at all.
+
+Every problem has two texts: `problem`, the detail for the bot's owner (it may name the endpoint
+or quote the bot's answer), and `category`, the only thing any public view may show.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 from services.match_runner.runner import TurnClient, UnreachableBot
@@ -22,29 +28,67 @@ from shared.crypto import SecretDecryptionError, decrypt_secret
 log = logging.getLogger(__name__)
 
 
+class SeatProblem(StrEnum):
+    """What went wrong before the first turn, in words safe for everyone to read."""
+
+    UNREACHABLE = "unreachable"
+    HEALTH_CHECK_FAILED = "health check failed"
+    START_FAILED = "failed to start"
+    PLATFORM = "platform error"
+    """Our fault (no sandbox, undecryptable secret): never counted against the bot."""
+
+    @property
+    def bot_fault(self) -> bool:
+        return self is not SeatProblem.PLATFORM
+
+
 @dataclass
 class OpenSeat:
     client: TurnClient
     reachable: bool
     problem: str | None = None
+    """The detail, for the bot's owner only."""
     closers: list[Any] = field(default_factory=list)
+    category: SeatProblem | None = None
+    """The public category of `problem`; None when the seat is fine."""
+
+
+def _unreachable(problem: str, category: SeatProblem, closers: list[Any] | None = None) -> OpenSeat:
+    return OpenSeat(UnreachableBot(problem), False, problem, closers or [], category)
+
+
+def previous_secrets(seat: Seat, settings: Settings, now: datetime | None = None) -> tuple[str, ...]:
+    """The secret before the last rotation while its grace window lasts (else nothing)."""
+    if seat.previous_secret_encrypted is None or seat.secret_rotated_at is None:
+        return ()
+    now = now or datetime.now(UTC)
+    if now - seat.secret_rotated_at > timedelta(seconds=settings.secret_grace_s):
+        return ()
+    try:
+        return (decrypt_secret(settings, seat.previous_secret_encrypted),)
+    except SecretDecryptionError:
+        log.warning("previous secret of bot %s cannot be decrypted; using the current one", seat.bot_id)
+        return ()
 
 
 async def _open_http(seat: Seat, secret: str, settings: Settings) -> OpenSeat:
     if not seat.endpoint:
-        return OpenSeat(UnreachableBot("bot has no endpoint"), False, "bot has no endpoint")
+        return _unreachable("bot has no endpoint", SeatProblem.UNREACHABLE)
     try:
-        connection = await HttpBotConnection.open(seat.endpoint, secret, settings)
+        connection = await HttpBotConnection.open(
+            seat.endpoint, secret, settings, previous_secrets=previous_secrets(seat, settings)
+        )
     except BotEndpointError as exc:
-        return OpenSeat(UnreachableBot(exc.message), False, exc.message)
+        return _unreachable(exc.message, SeatProblem.UNREACHABLE)
     return await _checked(connection, settings, [connection.aclose])
 
 
 async def _open_hosted(seat: Seat, secret: str, game: str, settings: Settings) -> OpenSeat:
     from shared.sandbox import SandboxError, start_bot
+    from shared.sandbox.turns import FrozenBetweenTurns
 
     if not seat.source:
-        return OpenSeat(UnreachableBot("hosted bot has no code"), False, "hosted bot has no code")
+        return _unreachable("hosted bot has no code", SeatProblem.START_FAILED)
     try:
         sandbox = await asyncio.to_thread(
             start_bot,
@@ -57,22 +101,22 @@ async def _open_hosted(seat: Seat, secret: str, game: str, settings: Settings) -
         )
     except SandboxError as exc:
         log.error("cannot start a sandbox for bot %s: %s", seat.bot_id, exc)
-        problem = f"sandbox: {exc}"
-        return OpenSeat(UnreachableBot(problem), False, problem)
+        return _unreachable(f"sandbox: {exc}", SeatProblem.PLATFORM)
     closers: list[Any] = [lambda: asyncio.to_thread(sandbox.close)]
     if sandbox.start_error:
-        problem = sandbox.start_error[:500]
-        return OpenSeat(UnreachableBot(problem), False, problem, closers)
-    connection = HttpBotConnection.over_unix_socket(sandbox.socket_path, secret, settings)
-    return await _checked(connection, settings, [connection.aclose, *closers])
+        return _unreachable(sandbox.start_error[:500], SeatProblem.START_FAILED, closers)
+    http = HttpBotConnection.over_unix_socket(sandbox.socket_path, secret, settings)
+    connection = FrozenBetweenTurns(http, sandbox)  # the sandbox runs only while a request is in flight
+    return await _checked(connection, settings, [connection.aclose, *closers])  # type: ignore[arg-type]
 
 
 async def _checked(connection: HttpBotConnection, settings: Settings, closers: list[Any]) -> OpenSeat:
-    """A signed health check before the first turn; a failing bot still plays (it may recover)."""
+    """A signed health check before the first turn; a failing bot still plays (it may recover), but
+    the match is not rated (see play.py)."""
     try:
         await connection.health(settings.health_timeout_s)
     except BotEndpointError as exc:
-        return OpenSeat(connection, False, exc.message, closers)
+        return OpenSeat(connection, False, exc.message, closers, SeatProblem.HEALTH_CHECK_FAILED)
     return OpenSeat(connection, True, None, closers)
 
 
@@ -80,15 +124,14 @@ async def open_seat(seat: Seat, game: str, settings: Settings) -> OpenSeat:
     try:
         secret = decrypt_secret(settings, seat.secret_encrypted)
     except SecretDecryptionError as exc:
-        return OpenSeat(UnreachableBot(str(exc)), False, str(exc))
+        return _unreachable(str(exc), SeatProblem.PLATFORM)
     try:
         if seat.kind == "hosted":
             return await _open_hosted(seat, secret, game, settings)
         return await _open_http(seat, secret, settings)
     except Exception as exc:  # an unexpected fault of one bot must not stop the match for the others
         log.exception("cannot open bot %s", seat.bot_id)
-        problem = f"cannot open the bot: {type(exc).__name__}"
-        return OpenSeat(UnreachableBot(problem), False, problem)
+        return _unreachable(f"cannot open the bot: {type(exc).__name__}", SeatProblem.PLATFORM)
 
 
 async def open_seats(seats: list[Seat], game: str, settings: Settings) -> list[OpenSeat]:

@@ -20,6 +20,16 @@ from shared import ratings
 from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Replay
 from shared.db.session import get_engine, session_scope
 from shared.games.replay import compress
+from shared.jsonsafe import safe_number, safe_text, storable
+
+MAX_MATCH_ERROR_CHARS = 2000
+MAX_SAMPLE_CHARS = 500
+"""Error samples are a bot owner's debugging aid: a few short texts, never a bot's whole answer."""
+MAX_SAMPLES = 12
+MAX_METRICS = 64
+MAX_METRIC_KEY_CHARS = 64
+END_REASON_CHARS = 32
+"""The width of matches.end_reason."""
 
 _CLAIM = text(
     """
@@ -64,7 +74,12 @@ def fail_match(match_id: uuid.UUID, attempt: int | None, error: str) -> bool:
         if attempt is not None:
             stmt = stmt.where(Match.status == "running", Match.attempts == attempt)
         result = conn.execute(
-            stmt.values(status="failed", error=error[:2000], finished_at=datetime.now(UTC), worker=None)
+            stmt.values(
+                status="failed",
+                error=safe_text(error, MAX_MATCH_ERROR_CHARS),
+                finished_at=datetime.now(UTC),
+                worker=None,
+            )
         )
     return result.rowcount == 1
 
@@ -81,6 +96,8 @@ class Seat:
     secret_encrypted: bytes
     source: str | None = None
     contract: str | None = None
+    previous_secret_encrypted: bytes | None = None
+    secret_rotated_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +133,8 @@ def load_plan(match_id: uuid.UUID) -> MatchPlan:
                     secret_encrypted=bot.secret_encrypted,
                     source=version.source if version else None,
                     contract=version.contract if version else None,
+                    previous_secret_encrypted=bot.previous_secret_encrypted,
+                    secret_rotated_at=bot.secret_rotated_at,
                 )
             )
         return MatchPlan(
@@ -135,12 +154,78 @@ def _lock_if_ours(session: Session, match_id: uuid.UUID, attempt: int) -> Match 
     return match
 
 
-def finish_match(match_id: uuid.UUID, attempt: int, played: PlayedMatch) -> bool:
+@dataclass(frozen=True, slots=True)
+class StorableParticipant:
+    """One player's figures, made safe to store: what finish_match writes to its participant row."""
+
+    rank: int
+    score: float | None
+    metrics: dict[str, Any]
+    error_samples: list[Any]
+    errors: int
+    timeouts: int
+    forfeited: bool
+    latency_p50_ms: float | None
+    latency_p99_ms: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class StorableMatch:
+    """Everything finish_match writes, after `storable_result`: no NUL, no lone surrogate, no NaN."""
+
+    participants: dict[int, StorableParticipant]
+    replay_blob: bytes
+    replay_frames: int
+    end_reason: str
+
+
+def _number(value: float | None) -> float | None:
+    return None if value is None else safe_number(float(value))
+
+
+def storable_result(played: PlayedMatch) -> StorableMatch:
+    """The played match as the database will accept it, whatever the bots sent.
+
+    The one place where bot-controlled data (error texts, metrics, scores, replay actions and
+    frames, the end reason) is made safe: PostgreSQL refuses NUL and lone surrogates in text and
+    JSONB and NaN/Infinity in JSONB; a refused insert would leave the match running for the reaper.
+    """
+    participants = {}
+    for outcome in played.result.players:
+        stats = played.stats[outcome.player]
+        samples: list[Any] = list(stats.error_samples)
+        if stats.forfeit_reason:
+            samples.append({"turn": None, "error": stats.forfeit_reason})
+        participants[outcome.player] = StorableParticipant(
+            rank=outcome.rank,
+            score=_number(outcome.score),
+            metrics=storable(dict(outcome.metrics), max_chars=MAX_METRIC_KEY_CHARS, max_items=MAX_METRICS),
+            error_samples=storable(samples, max_chars=MAX_SAMPLE_CHARS, max_items=MAX_SAMPLES, max_depth=3),
+            errors=stats.errors,
+            timeouts=stats.timeouts,
+            forfeited=stats.forfeited,
+            latency_p50_ms=_number(stats.latency_p50_ms),
+            latency_p99_ms=_number(stats.latency_p99_ms),
+        )
+    blob = compress(played.replay)
+    return StorableMatch(
+        participants=participants,
+        replay_blob=blob,
+        replay_frames=len(played.replay["frames"]),
+        end_reason=safe_text(played.end_reason, END_REASON_CHARS),
+    )
+
+
+def finish_match(
+    match_id: uuid.UUID, attempt: int, played: PlayedMatch, unrated_reason: str | None = None
+) -> bool:
     """Write the result, ratings, replay and status in ONE transaction; False if no longer ours.
 
     The match row is locked first and checked to be running with our attempt number, so two
-    attempts can never both finish (and rate) the same match.
+    attempts can never both finish (and rate) the same match. What is written is made safe first
+    (storable_result), so a bot cannot make the insert fail and leave the match running.
     """
+    safe = storable_result(played)
     now = datetime.now(UTC)
     with session_scope() as session:
         match = _lock_if_ours(session, match_id, attempt)
@@ -153,22 +238,20 @@ def finish_match(match_id: uuid.UUID, attempt: int, played: PlayedMatch) -> bool
                 .order_by(MatchParticipant.slot)
             )
         )
-        by_player = {p.player: p for p in played.result.players}
+        by_player = safe.participants
         for participant in participants:
             outcome = by_player[participant.slot]
-            stats = played.stats[participant.slot]
             participant.rank = outcome.rank
             participant.score = outcome.score
-            participant.metrics = dict(outcome.metrics)
-            participant.errors = stats.errors
-            participant.timeouts = stats.timeouts
-            participant.forfeited = stats.forfeited
-            participant.latency_p50_ms = stats.latency_p50_ms
-            participant.latency_p99_ms = stats.latency_p99_ms
-            samples = list(stats.error_samples)
-            if stats.forfeit_reason:
-                samples.append({"turn": None, "error": stats.forfeit_reason})
-            participant.error_samples = samples
+            participant.metrics = outcome.metrics
+            participant.errors = outcome.errors
+            participant.timeouts = outcome.timeouts
+            participant.forfeited = outcome.forfeited
+            participant.latency_p50_ms = outcome.latency_p50_ms
+            participant.latency_p99_ms = outcome.latency_p99_ms
+            participant.error_samples = outcome.error_samples
+        if unrated_reason is not None:
+            match.rated = False  # a bot failed its pre-match check: see play.py
         if match.rated:
             changes = ratings.apply_match_result(
                 session,
@@ -179,10 +262,8 @@ def finish_match(match_id: uuid.UUID, attempt: int, played: PlayedMatch) -> bool
             for participant, change in zip(participants, changes, strict=True):
                 participant.mu_before, participant.sigma_before = change.before.mu, change.before.sigma
                 participant.mu_after, participant.sigma_after = change.after.mu, change.after.sigma
-        blob = compress(played.replay)
-        session.merge(
-            Replay(match_id=match_id, data=blob, size_bytes=len(blob), frames=len(played.replay["frames"]))
-        )
+        blob = safe.replay_blob
+        session.merge(Replay(match_id=match_id, data=blob, size_bytes=len(blob), frames=safe.replay_frames))
         session.execute(
             update(Bot).where(Bot.id.in_([p.bot_id for p in participants])).values(last_match_at=now)
         )
@@ -190,8 +271,8 @@ def finish_match(match_id: uuid.UUID, attempt: int, played: PlayedMatch) -> bool
         match.finished_at = now
         match.heartbeat_at = now
         match.turns = played.turns
-        match.end_reason = played.end_reason
-        match.error = None
+        match.end_reason = safe.end_reason
+        match.error = unrated_reason
     return True
 
 

@@ -23,8 +23,9 @@ from typing import Any
 import httpcore
 import httpx
 
+from shared.botclient.answers import AnswerError, decode_answer
 from shared.botclient.errors import BotEndpointError
-from shared.botclient.ssrf import PinnedTransport, resolve_endpoint
+from shared.botclient.ssrf import PinnedTransport, resolve_endpoint, resolver_for
 from shared.config import Settings
 from shared.protocol.signing import Signer
 
@@ -242,9 +243,10 @@ class HttpBotConnection:
         transport: httpx.AsyncBaseTransport,
         *,
         max_response_bytes: int,
+        previous_secrets: tuple[str, ...] = (),
     ) -> None:
         try:
-            self._signer = Signer(secret)
+            self._signer = Signer(secret, *previous_secrets)  # previous: a rotation's grace window
         except ValueError as exc:
             raise BotEndpointError(f"bot secret is unusable: {exc}") from None
         base = str(base_url).rstrip("/")
@@ -265,10 +267,16 @@ class HttpBotConnection:
         self._transport = transport
 
     @classmethod
-    async def open(cls, endpoint: str, secret: str, settings: Settings) -> HttpBotConnection:
+    async def open(
+        cls, endpoint: str, secret: str, settings: Settings, previous_secrets: tuple[str, ...] = ()
+    ) -> HttpBotConnection:
         """Connect to an HTTP bot's endpoint; raises EndpointRefused if the SSRF policy says no."""
         resolved = await resolve_endpoint(
-            endpoint, dev_mode=settings.dev_mode, timeout_s=settings.health_timeout_s
+            endpoint,
+            dev_mode=settings.dev_mode,
+            resolver=resolver_for(settings),
+            timeout_s=settings.health_timeout_s,
+            networks=settings.bot_networks,
         )
         inner = _transport(tls=resolved.url.scheme == "https")
         return cls(
@@ -276,13 +284,22 @@ class HttpBotConnection:
             secret,
             PinnedTransport(resolved, inner),
             max_response_bytes=settings.max_response_bytes,
+            previous_secrets=previous_secrets,
         )
 
     @classmethod
-    def over_unix_socket(cls, socket_path: str, secret: str, settings: Settings) -> HttpBotConnection:
+    def over_unix_socket(
+        cls, socket_path: str, secret: str, settings: Settings, previous_secrets: tuple[str, ...] = ()
+    ) -> HttpBotConnection:
         """Connect to a hosted bot: the same protocol, carried over the sandbox's Unix socket."""
         transport = _transport(tls=False, uds=socket_path)
-        return cls(UNIX_SOCKET_BASE_URL, secret, transport, max_response_bytes=settings.max_response_bytes)
+        return cls(
+            UNIX_SOCKET_BASE_URL,
+            secret,
+            transport,
+            max_response_bytes=settings.max_response_bytes,
+            previous_secrets=previous_secrets,
+        )
 
     async def __aenter__(self) -> HttpBotConnection:
         return self
@@ -300,9 +317,8 @@ class HttpBotConnection:
         client's cookie, auth and redirect layers are all things a bot must not get (cookies shared
         between turns, followed redirects) and cost about a third of the CPU of a turn.
         """
-        headers = self._base_headers + [
-            (name.encode(), value.encode()) for name, value in self._signer.headers(msg_id, body).items()
-        ]
+        signed = self._signer.headers(msg_id, body, method=method, path=url.raw_path.decode("ascii"))
+        headers = self._base_headers + [(name.encode(), value.encode()) for name, value in signed.items()]
         if body:
             headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         # Headers as bytes and the body as a ready stream: httpx has nothing left to encode.
@@ -327,12 +343,13 @@ class HttpBotConnection:
 
     @staticmethod
     def _error_from_body(status: int, data: bytes) -> str:
+        """The bot's own error text, when it sent one; the store makes it safe to keep (NUL...)."""
         detail = ""
         try:
-            parsed = json.loads(data)
+            parsed = decode_answer(data)
             if isinstance(parsed, dict) and isinstance(parsed.get("error"), str):
                 detail = ": " + parsed["error"]
-        except ValueError:
+        except AnswerError:
             pass
         return _shorten(f"HTTP {status}{detail}")
 
@@ -357,7 +374,7 @@ class HttpBotConnection:
             "observation": observation,
         }
         body = json.dumps(payload, separators=(",", ":")).encode()
-        msg_id = f"{match_id}-{turn}-{player}"
+        msg_id = f"{match_id}-{turn}-{player}-{uuid.uuid4().hex[:16]}"  # never reused, even on retries
         started = time.perf_counter()
         try:
             async with asyncio.timeout(timeout_ms / 1000):
@@ -374,9 +391,9 @@ class HttpBotConnection:
         if status != 200:
             return TurnReply(None, latency_ms, self._error_from_body(status, data))
         try:
-            answer = json.loads(data)
-        except ValueError:
-            return TurnReply(None, latency_ms, "answer is not valid JSON")
+            answer = decode_answer(data)
+        except AnswerError as exc:
+            return TurnReply(None, latency_ms, str(exc))
         if not isinstance(answer, dict) or "action" not in answer:
             return TurnReply(None, latency_ms, 'answer is not a JSON object with an "action"')
         return TurnReply(answer["action"], latency_ms)
@@ -396,9 +413,9 @@ class HttpBotConnection:
         if status != 200:
             raise BotEndpointError(f"health check: {self._error_from_body(status, data)}")
         try:
-            answer = json.loads(data)
-        except ValueError:
-            raise BotEndpointError("health check: answer is not valid JSON") from None
+            answer = decode_answer(data)
+        except AnswerError as exc:
+            raise BotEndpointError(f"health check: {exc}") from None
         if not isinstance(answer, dict) or answer.get("status") != "ok":
             raise BotEndpointError('health check: answer is not {"status": "ok"}')
 

@@ -38,6 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, help="TCP port to listen on")
     parser.add_argument("--unix-socket", help="serve on this Unix socket path instead of TCP")
     parser.add_argument("--secret-env", default="ARENA_BOT_SECRET", help="env var holding the secret")
+    parser.add_argument(
+        "--accept-v1",
+        action="store_true",
+        help="also accept deprecated v1 signatures (not bound to method and path); see docs/protocol.md",
+    )
     args = parser.parse_args(argv)
     secret = os.environ.get(args.secret_env)
     if not secret:
@@ -58,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         port=args.port,
         unix_socket=args.unix_socket,
         init=init if callable(init) else None,
+        accept_v1=args.accept_v1,
     )
     return 0
 

@@ -1,9 +1,12 @@
 """The bot side of protocol v1: a small threaded HTTP/1.1 server. Standard library only, because
 it also runs inside the hosted-bot sandbox.
 
-The server never crashes on bad input: malformed requests get 400, unsigned or stale ones 401, and
-an exception in the author's code becomes a 500 with a short message (the runner then plays the
-game's default action for that turn).
+The server never crashes on bad input: malformed requests get 400, unsigned, stale or replayed ones
+401, and an exception in the author's code becomes a 500 with a short message (the runner then plays
+the game's default action for that turn).
+
+Signatures must be v2 (bound to the method and path); `accept_v1=True` also accepts the deprecated
+v1. Every accepted message id is remembered for the freshness window, so a request is served once.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ import socket
 import socketserver
 import sys
 import threading
+import time
 from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
+from shared.botsdk.replay import DEFAULT_CAPACITY, ReplayCache, ReplayCacheFull
 from shared.protocol import signing
 
 PROTOCOL_VERSION = 1
@@ -39,7 +44,8 @@ class BotApp:
     """Protocol logic without the transport: verify, parse, call the author's code, shape answers.
 
     Calls to `init` and `decide` are serialised by a lock, so authors can keep plain module state
-    even though connections are served on several threads.
+    even though connections are served on several threads. `accept_v1` accepts the deprecated v1
+    signatures (not bound to method and path) for bots behind a runner that does not send v2 yet.
     """
 
     def __init__(
@@ -49,12 +55,17 @@ class BotApp:
         secret: str,
         init: InitFn | None = None,
         tolerance_s: int = signing.DEFAULT_TOLERANCE_S,
+        accept_v1: bool = False,
+        replay_capacity: int = DEFAULT_CAPACITY,
     ) -> None:
         signing.Signer(secret)  # validates the secret now rather than on the first request
         self._decide = decide
         self._init = init
         self._secret = secret
         self._tolerance_s = tolerance_s
+        self._accept_v1 = accept_v1
+        # An id stays remembered while its timestamp could still pass: until timestamp + window.
+        self._seen = ReplayCache(window_s=tolerance_s, capacity=replay_capacity)
         self._initialised = init is None
         self._lock = threading.Lock()
 
@@ -65,10 +76,25 @@ class BotApp:
         expected = "GET" if route == "/health" else "POST"
         if method != expected:
             return 405, {"error": f"{route} expects {expected}"}
+        now = time.time()  # one clock reading for both checks, so no id expires in between
         try:
-            signing.verify(self._secret, headers, body, tolerance_s=self._tolerance_s)
+            verified = signing.verify(
+                self._secret,
+                headers,
+                body,
+                method=method,
+                path=path,
+                accept_v1=self._accept_v1,
+                tolerance_s=self._tolerance_s,
+                now=now,
+            )
         except signing.SignatureError as exc:
             return 401, {"error": f"bad signature: {exc}"}
+        try:
+            if not self._seen.first_use(verified.msg_id, verified.timestamp, now=now):
+                return 401, {"error": "replayed request: this webhook-id was already used"}
+        except ReplayCacheFull as exc:
+            return 503, {"error": f"too many requests to check for replays: {exc}"}
         if route == "/health":
             return 200, {"status": "ok"}
         return self._turn(body)
@@ -283,12 +309,20 @@ def make_server(
     port: int | None = None,
     unix_socket: str | None = None,
     init: InitFn | None = None,
+    accept_v1: bool = False,
+    listen_fd: int | None = None,
 ) -> socketserver.BaseServer:
-    """Build (and bind) a server without serving yet; `serve_forever()` or a thread runs it."""
-    if (port is None) == (unix_socket is None):
-        raise ValueError("give exactly one of port= or unix_socket=")
-    app = BotApp(decide, secret=secret, init=init)
+    """Build (and bind) a server without serving yet; `serve_forever()` or a thread runs it.
+    `listen_fd` serves on an inherited, already listening Unix socket (the hosted-bot sandbox)."""
+    if [port, unix_socket, listen_fd].count(None) != 2:
+        raise ValueError("give exactly one of port=, unix_socket= or listen_fd=")
+    app = BotApp(decide, secret=secret, init=init, accept_v1=accept_v1)
     handler = type("BotHandler", (_Handler,), {"app": app})
+    if listen_fd is not None:
+        server = UnixBotServer("", handler, bind_and_activate=False)
+        server.socket.close()
+        server.socket = socket.socket(fileno=listen_fd)
+        return server
     if unix_socket is not None:
         return UnixBotServer(unix_socket, handler)
     return TCPBotServer((host, port or 0), handler)
@@ -303,9 +337,18 @@ def serve(
     unix_socket: str | None = None,
     init: InitFn | None = None,
     ready: Callable[[socketserver.BaseServer], Any] | None = None,
+    accept_v1: bool = False,
 ) -> None:
     """Serve the bot protocol until interrupted. `ready(server)` runs once the socket is bound."""
-    server = make_server(decide, secret=secret, host=host, port=port, unix_socket=unix_socket, init=init)
+    server = make_server(
+        decide,
+        secret=secret,
+        host=host,
+        port=port,
+        unix_socket=unix_socket,
+        init=init,
+        accept_v1=accept_v1,
+    )
     if ready is not None:
         ready(server)
     try:

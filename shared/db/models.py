@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -79,6 +80,17 @@ class ApiKey(TimestampMixin, Base):
     user: Mapped[User] = relationship(back_populates="api_keys")
 
 
+class BotStatus(StrEnum):
+    """Where a bot stands with the ladder; only ACTIVE bots are seated."""
+
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+    """Deactivated by its owner or an admin, or registered without a verified secret yet."""
+    SUSPENDED = "suspended"
+    """Taken off the ladder by the runner after repeated failed pre-match health checks; the
+    owner's reactivation (which runs the health check again) brings it back."""
+
+
 class Bot(TimestampMixin, Base):
     __tablename__ = "bots"
     __table_args__ = (UniqueConstraint("game", "name", name="uq_bots_game_name"),)
@@ -94,8 +106,20 @@ class Bot(TimestampMixin, Base):
     endpoint: Mapped[str | None] = mapped_column(String(2048))
     secret_encrypted: Mapped[bytes] = mapped_column(LargeBinary)
     """The per-bot signing secret, Fernet-encrypted with a key derived from ARENA_SECRET_KEY."""
-    status: Mapped[str] = mapped_column(String(16), default="active", index=True)
-    """"active" (plays on the ladder), "inactive" (deactivated by its owner or an admin)."""
+    previous_secret_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)
+    """The secret before the last rotation (encrypted too): the runner still signs with it until
+    `secret_rotated_at` + ARENA_SECRET_GRACE_S, so a bot's server can be updated without downtime."""
+    secret_rotated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    status: Mapped[str] = mapped_column(String(16), default=BotStatus.ACTIVE, index=True)
+    """A BotStatus value."""
+    status_reason: Mapped[str | None] = mapped_column(Text)
+    """Why the bot is suspended (shown to its owner only: it may name the endpoint)."""
+    suspended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    health_failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """Consecutive failed pre-match health checks; reset by a passing check or a reactivation."""
+    last_health_check_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_health_error: Mapped[str | None] = mapped_column(Text)
+    """The last failed check's detail, for the owner; None after a passing check."""
     current_version_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("bot_versions.id", use_alter=True, ondelete="SET NULL")
     )

@@ -80,6 +80,15 @@ class Match(ABC):
     def observation(self, player: int) -> dict[str, JSON]:
         """The JSON observation a player's bot receives this turn, covering all of its units."""
 
+    def check_action(self, player: int, action: JSON | None) -> None:
+        """Read one player's action as step() will, without applying it.
+
+        Reading is meant never to raise; the runner still calls this for each bot on its own before
+        step(), so that an answer that trips a bug in the reading counts against that bot alone
+        instead of failing the whole match. Games override it with the reading their step() uses.
+        """
+        return None  # a game without a separate reading: step() is the only check
+
     @abstractmethod
     def step(self, actions: Sequence[JSON | None]) -> StepResult:
         """Apply one action per player (raw bot output, or None for "no answer") and advance a turn."""

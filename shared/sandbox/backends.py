@@ -2,10 +2,18 @@
 
 `SandboxedBot` is what the match runner holds: it starts the in-sandbox runner under a backend,
 waits (bounded) until the bot's Unix socket is served, and always tears the whole process tree
-down. Backends:
+down.
+
+The host creates and binds the bot's listening socket itself, in a directory only the host can
+write (the work dir's run/, mode 0700), and passes the listening descriptor into the sandbox; the
+runner serves on that descriptor. No path the bot can change is ever resolved by the host.
+
+Backends:
   bwrap    bubblewrap: user, PID, network, mount, IPC and UTS namespaces; only the interpreter,
            its stdlib, the runner's files and the bot's code are visible, all read-only; a private
-           size-capped /tmp; an empty environment; an unprivileged uid; rlimits. The boundary.
+           size-capped /tmp; an empty environment; an unprivileged uid; a seccomp allow-list
+           (seccomp.py); cgroups for memory, tasks, CPU and freezing (cgroups.py), or, without
+           cgroups, no process creation at all; rlimits. The boundary.
   process  a plain subprocess with rlimits and an empty environment, for development machines
            without bubblewrap. INSECURE: refused unless development mode is on.
 A bot that fails to start or dies later is never an exception for the caller: its socket just
@@ -22,16 +30,19 @@ import resource
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
 import time
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from shared.sandbox import seccomp
+from shared.sandbox.cgroups import CgroupError, SandboxCgroup, detect
 from shared.sandbox.limits import SandboxLimits
 from shared.sandbox.runtime import game_adapter_exists, resolve_runtime, staged_code_dir
 
@@ -53,6 +64,7 @@ class Backend:
     name = "abstract"
     secure = False
     uses_info_fd = False
+    uses_cgroups = False
 
     def __init__(self, *, uid: int = SANDBOX_UID, gid: int = SANDBOX_GID) -> None:
         self.uid = uid
@@ -60,14 +72,22 @@ class Backend:
         self.drops_privileges = os.geteuid() == 0
 
     def command(
-        self, work: Path, limits: SandboxLimits, info_fd: int
+        self, work: Path, limits: SandboxLimits, fds: dict[str, int]
     ) -> tuple[list[str], dict[str, str], str]:
-        """argv, the in-sandbox paths the runner must use ({"code", "socket"}), and the cwd."""
+        """argv, the in-sandbox path of the code ({"code"}), and the cwd. `fds` holds the
+        descriptors the launcher inherits: "info" (bubblewrap's --info-fd), "seccomp"."""
         raise NotImplementedError
 
-    def host_socket(self, work: Path, info: dict[str, Any]) -> str:
-        """Where the host reaches the bot's socket, once the sandbox is up."""
-        return str(work / "run" / "bot.sock")
+    def needs_seccomp(self) -> bool:
+        return False
+
+    def seccomp_program(self, processes: bool) -> bytes:
+        return seccomp.compiled_filter(processes=processes)
+
+
+def host_socket_path(work: Path) -> str:
+    """Where the host binds and reaches a bot's socket: the work dir's run/ (host-only, 0700)."""
+    return str(work / "run" / "bot.sock")
 
 
 class BwrapBackend(Backend):
@@ -75,21 +95,32 @@ class BwrapBackend(Backend):
     secure = True
     uses_info_fd = True
 
-    def __init__(self, *, uid: int = SANDBOX_UID, gid: int = SANDBOX_GID) -> None:
+    def __init__(
+        self, *, uid: int = SANDBOX_UID, gid: int = SANDBOX_GID, use_cgroups: bool | None = None
+    ) -> None:
+        """`use_cgroups`: None uses them when the host has them; False forces the fallback (no
+        process creation in the sandbox), as on a host without cgroups."""
         super().__init__(uid=uid, gid=gid)
         found = shutil.which("bwrap")
         if found is None:
             raise SandboxError("bubblewrap (bwrap) is not installed; hosted bots cannot run securely")
         self.bwrap = found
+        # Without usable cgroups, detect() logs once that sandboxes may not create processes.
+        self.uses_cgroups = detect() is not None if use_cgroups is None else use_cgroups
+
+    def needs_seccomp(self) -> bool:
+        return True
 
     def command(
-        self, work: Path, limits: SandboxLimits, info_fd: int
+        self, work: Path, limits: SandboxLimits, fds: dict[str, int]
     ) -> tuple[list[str], dict[str, str], str]:
         runtime = resolve_runtime(drops_privileges=self.drops_privileges)
         argv = [
             self.bwrap,
             "--info-fd",
-            str(info_fd),
+            str(fds["info"]),
+            "--seccomp",
+            str(fds["seccomp"]),
             "--unshare-all",
             "--unshare-user",
             "--disable-userns",
@@ -158,12 +189,7 @@ class BwrapBackend(Backend):
             "-B",
             "/arena/hosted_runner.py",
         ]
-        return argv, {"code": "/bot/bot.py", "socket": "/tmp/bot.sock"}, "/"
-
-    def host_socket(self, work: Path, info: dict[str, Any]) -> str:
-        """The socket lives in the sandbox's own capped /tmp, so nothing of the host is writable;
-        the host reaches it through the sandbox's root as /proc shows it."""
-        return f"/proc/{int(info['child-pid'])}/root/tmp/bot.sock"
+        return argv, {"code": "/bot/bot.py"}, "/"
 
 
 class ProcessBackend(Backend):
@@ -182,12 +208,12 @@ class ProcessBackend(Backend):
         )
 
     def command(
-        self, work: Path, limits: SandboxLimits, info_fd: int
+        self, work: Path, limits: SandboxLimits, fds: dict[str, int]
     ) -> tuple[list[str], dict[str, str], str]:
         runtime = resolve_runtime(drops_privileges=self.drops_privileges)
         runner = os.path.join(staged_code_dir(), "hosted_runner.py")
         argv = [runtime.executable, "-I", "-S", "-B", runner]
-        return argv, {"code": str(work / "code" / "bot.py"), "socket": self.host_socket(work, {})}, str(work)
+        return argv, {"code": str(work / "code" / "bot.py")}, str(work)
 
 
 def make_backend(name: str, *, dev_mode: bool = False) -> Backend:
@@ -208,6 +234,7 @@ class _Resources:
         self.log_file: Any = None
         self.init_pidfd: int | None = None
         """A pidfd on the sandbox's own init (PID 1 inside): killing it takes down the namespace."""
+        self.cgroup: SandboxCgroup | None = None
 
     def kill(self) -> None:
         """Kill the sandbox's init first (the kernel then kills every process in its PID namespace,
@@ -216,6 +243,8 @@ class _Resources:
             self.timer.cancel()
             self.timer = None
         had_init = self.init_pidfd is not None
+        if self.cgroup is not None:
+            self.cgroup.kill()
         if self.init_pidfd is not None:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(self.init_pidfd, signal.SIGKILL)
@@ -238,6 +267,9 @@ class _Resources:
 
     def release(self) -> None:
         self.kill()
+        if self.cgroup is not None:
+            self.cgroup.destroy()
+            self.cgroup = None
         if self.log_file is not None:
             self.log_file.close()
             self.log_file = None
@@ -269,12 +301,17 @@ class SandboxedBot:
             raise SandboxError(f"unknown contract {contract!r}; expected one of {CONTRACTS}")
         if contract == "codingame" and (game is None or not game_adapter_exists(game)):
             raise SandboxError(f"no CodinGame text adapter for game {game!r}")
+        self.backend = backend if isinstance(backend, Backend) else make_backend(backend, dev_mode=dev_mode)
+        if contract == "codingame" and self.backend.needs_seccomp() and not self.backend.uses_cgroups:
+            raise SandboxError(
+                "codingame bots need a process of their own, which sandboxes allow only on hosts "
+                "with cgroups; this host has none usable (see docs/hosted-bots.md)"
+            )
         self.source = source
         self.secret = secret
         self.contract = contract
         self.game = game
         self.limits = limits or SandboxLimits()
-        self.backend = backend if isinstance(backend, Backend) else make_backend(backend, dev_mode=dev_mode)
         self.start_error: str | None = None
         self.started_at: float | None = None
         self._res = _Resources()
@@ -297,22 +334,38 @@ class SandboxedBot:
         os.chmod(work / "code" / "bot.py", 0o444)
         if self.backend.drops_privileges:
             os.chmod(work, 0o711)
-            os.chown(work / "run", self.backend.uid, self.backend.gid)
         if self.contract == "codingame" and self.game:
             staged_code_dir((self.game,))
+        if self.backend.uses_cgroups:
+            support = detect()
+            if support is None:
+                raise SandboxError("cgroups were asked for but this host has none usable")
+            try:
+                self._res.cgroup = SandboxCgroup(support, self.limits)
+            except CgroupError as exc:
+                raise SandboxError(str(exc)) from exc
+        listener = _listen(host_socket_path(work))
+        fds: dict[str, int] = {}
         ready_r, ready_w = os.pipe()
-        info_r, info_w = os.pipe()
-        argv, inside, cwd = self.backend.command(work, self.limits, info_w)
+        own_fds = [ready_r, ready_w]
+        if self.backend.uses_info_fd:
+            fds["info_r"], fds["info"] = os.pipe()
+            own_fds += [fds["info_r"], fds["info"]]
+        if self.backend.needs_seccomp():
+            fds["seccomp"] = _pipe_with(self.backend.seccomp_program(self.backend.uses_cgroups))
+            own_fds.append(fds["seccomp"])
+        argv, inside, cwd = self.backend.command(work, self.limits, fds)
         self._res.log_file = open(work / "bot.log", "wb")  # noqa: SIM115 - closed by _Resources
         config = {
             "secret": self.secret,
             "contract": self.contract,
             "game": self.game,
             "code_path": inside["code"],
-            "socket": inside["socket"],
+            "listen_fd": listener.fileno(),
             "ready_fd": ready_w,
             "limits": self.limits.rlimits(),
         }
+        passed = [listener.fileno(), ready_w] + [fds[k] for k in ("info", "seccomp") if k in fds]
         self.started_at = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -322,17 +375,19 @@ class SandboxedBot:
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                pass_fds=(ready_w, info_w) if self.backend.uses_info_fd else (ready_w,),
+                pass_fds=tuple(passed),
                 start_new_session=True,
-                preexec_fn=_host_rlimits(self.limits),
-                **_drop_kwargs(self.backend),
+                preexec_fn=_launcher_setup(self.limits, self.backend, self._res.cgroup),
             )
         except OSError as exc:
-            for fd in (ready_r, ready_w, info_r, info_w):
+            listener.close()
+            for fd in own_fds:
                 os.close(fd)
             raise SandboxError(f"cannot launch the sandbox: {exc}") from exc
-        os.close(ready_w)
-        os.close(info_w)
+        listener.close()  # the sandbox holds it now; the host only connects to the path
+        for fd in own_fds:
+            if fd not in (ready_r, fds.get("info_r")):
+                os.close(fd)
         self._res.proc = proc
         self.arm_wall_clock()
         try:
@@ -343,18 +398,14 @@ class SandboxedBot:
             pass
         ok = _wait_ready(ready_r, self.limits.start_timeout_s)
         os.close(ready_r)
-        info = _read_info(info_r) if ok and self.backend.uses_info_fd else {}
-        os.close(info_r)
-        if ok:
-            try:
-                self._socket_path = self.backend.host_socket(work, info)
-            except (KeyError, ValueError):
-                ok = False
+        info: dict[str, Any] = {}
+        if "info_r" in fds:
+            info = _read_info(fds["info_r"]) if ok else {}
+            os.close(fds["info_r"])
+        self._socket_path = host_socket_path(work)
         if "child-pid" in info:
             with contextlib.suppress(OSError, ValueError):
                 self._res.init_pidfd = os.pidfd_open(int(info["child-pid"]))
-        if self._socket_path is None:
-            self._socket_path = str(work / "run" / "unavailable.sock")
         if not ok:
             self._res.kill()
             self.start_error = "the bot did not start: " + (self.log_tail() or "no output")
@@ -402,6 +453,33 @@ class SandboxedBot:
         return self._socket_path
 
     @property
+    def cgroup(self) -> SandboxCgroup | None:
+        """The sandbox's cgroups (None for the process backend and on hosts without cgroups)."""
+        return self._res.cgroup
+
+    def freeze(self) -> None:
+        """Stop every process and thread of the sandbox until thaw() (between turns)."""
+        if self._res.cgroup is not None and self.alive:
+            with contextlib.suppress(OSError):
+                self._res.cgroup.freeze()
+
+    def thaw(self) -> None:
+        if self._res.cgroup is not None and self._res.cgroup.frozen:
+            with contextlib.suppress(OSError):
+                self._res.cgroup.thaw()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Thawed for the duration of a request, frozen again after if it was frozen before."""
+        was_frozen = self._res.cgroup is not None and self._res.cgroup.frozen
+        self.thaw()
+        try:
+            yield
+        finally:
+            if was_frozen:
+                self.freeze()
+
+    @property
     def secure(self) -> bool:
         return self.backend.secure
 
@@ -434,9 +512,9 @@ class SandboxedBot:
 
         from shared.protocol.signing import Signer
 
-        headers = Signer(self.secret).headers(f"health-{uuid.uuid4().hex}", b"")
+        headers = Signer(self.secret).headers(f"health-{uuid.uuid4().hex}", b"", method="GET", path="/health")
         try:
-            with httpx.Client(transport=self.transport(), timeout=timeout_s) as c:
+            with self.running(), httpx.Client(transport=self.transport(), timeout=timeout_s) as c:
                 response = c.get("http://bot/health", headers=headers)
             return response.status_code == 200 and response.json().get("status") == "ok"
         except (httpx.HTTPError, OSError, ValueError):
@@ -509,16 +587,35 @@ def _read_info(fd: int) -> dict[str, Any]:
     return {}
 
 
-def _drop_kwargs(backend: Backend) -> dict[str, Any]:
-    if not backend.drops_privileges:
-        return {}
-    return {"user": backend.uid, "group": backend.gid, "extra_groups": []}
+def _listen(path: str) -> socket.socket:
+    """The bot's listening socket, bound by the host in its own run/ directory."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(path)
+        listener.listen(64)
+    except OSError:
+        listener.close()
+        raise
+    return listener
 
 
-def _host_rlimits(limits: SandboxLimits) -> Callable[[], None]:
-    """Per-process caps set before exec, so they hold from the first instruction of the sandbox.
-    The process count is left to the in-sandbox runner: set here it would be shared by every
-    sandbox running under the same uid."""
+def _pipe_with(data: bytes) -> int:
+    """A pipe's read end holding `data` then EOF (bwrap reads its seccomp program from it)."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, data)  # a few KB: well under a pipe's buffer
+    finally:
+        os.close(write_end)
+    return read_end
+
+
+def _launcher_setup(
+    limits: SandboxLimits, backend: Backend, cgroup: SandboxCgroup | None
+) -> Callable[[], None]:
+    """Runs in the launcher between fork and exec: join the sandbox's cgroups (still root, so
+    before any bot code exists every process of the sandbox is counted), drop to the sandbox
+    uid, then set per-process caps so they hold from the first instruction. The process count
+    is left to the in-sandbox runner: set here it would be shared by every sandbox of the uid."""
     values = limits.rlimits()
     # bwrap itself maps a little more than the runner, so give the launcher some headroom.
     pairs = [
@@ -528,8 +625,16 @@ def _host_rlimits(limits: SandboxLimits) -> Callable[[], None]:
         (resource.RLIMIT_NOFILE, max(values["open_files"], 16)),
         (resource.RLIMIT_CORE, 0),
     ]
+    drop = backend.drops_privileges
+    uid, gid = backend.uid, backend.gid
 
     def apply() -> None:
+        if cgroup is not None:
+            cgroup.enter()
+        if drop:
+            os.setgroups([])
+            os.setgid(gid)
+            os.setuid(uid)
         for which, value in pairs:
             resource.setrlimit(which, (value, value))
 

@@ -1,88 +1,57 @@
 """The static gate: a fast lint pass over uploaded Python before it is stored or run.
 
-It is not the security boundary (the sandbox is); it turns obvious mistakes and obvious escape
-attempts into clear messages at upload time, listing every problem with its line. Two contracts:
+It is not the security boundary (the sandbox is); it turns obvious mistakes and known escape
+families into clear messages at upload time, listing every problem with its line, since these
+messages are what authors (and LLM-written code) learn from. Two contracts:
 
-  decide     a module defining decide(observation) (and optionally init(config)); top level may
-             hold only imports, function and class definitions, constant assignments, a docstring
-             and `if __name__ == "__main__":` blocks, so loading the module has no side effects.
+  decide     a module defining decide(observation) (and optionally init(config)); loading it must
+             run none of the author's code, so the top level (and class bodies) may hold only
+             imports, function and class definitions, constant assignments, docstrings and an
+             `if __name__ == "__main__":` block, with no calls hidden in decorators, default
+             arguments, annotations, base classes or class keywords.
   codingame  a script that reads its input with input()/sys.stdin and prints its moves; any
              top-level statements are allowed, since such scripts run at top level.
-Both contracts share the import allow-list and the bans on dynamic code and dunder tricks.
+
+Both contracts share the rest: the source is UTF-8 text with no other coding declaration (the
+sandbox compiles exactly this text, see shared/sandbox/hosted_runner.py); imports come from an
+allow-list, unaliased and never `*`; a module is only used as `module.name` with a public name
+that is not a banned one or another module; no dynamic code, no dunder tricks, and no attribute
+access by computed name (getattr with a non-literal, operator.attrgetter, str.format fields).
 """
 
 from __future__ import annotations
 
 import ast
+import codecs
+import importlib
+import re
+import string
+import types
 from dataclasses import dataclass
 
+from shared.sandbox.gate_rules import (
+    ALLOWED_DECORATORS,
+    ALLOWED_DUNDER_ATTRIBUTES,
+    ALLOWED_DUNDER_NAMES,
+    ALLOWED_MODULES,
+    ALLOWED_SPECIAL_METHODS,
+    ALLOWED_SYS_ATTRIBUTES,
+    ATTRIBUTE_BUILTINS,
+    BANNED_ATTRIBUTES,
+    CLASS_BODY_CALLS,
+    CLASS_CREATION_HOOKS,
+    ENUM_BASES,
+    ENUM_CREATION_METHODS,
+    FORBIDDEN_BUILTINS,
+)
+
+__all__ = ["ALLOWED_MODULES", "CONTRACTS", "DEFAULT_MAX_CHARS", "Problem", "check_source"]
+
 DEFAULT_MAX_CHARS = 100_000
-
-ALLOWED_MODULES: frozenset[str] = frozenset(
-    {
-        "__future__",
-        "array",
-        "bisect",
-        "cmath",
-        "collections",
-        "copy",
-        "dataclasses",
-        "decimal",
-        "enum",
-        "fractions",
-        "functools",
-        "heapq",
-        "itertools",
-        "json",
-        "math",
-        "operator",
-        "random",
-        "re",
-        "statistics",
-        "string",
-        "sys",
-        "time",
-        "typing",
-    }
-)
-"""Pure computation, plus sys (CodinGame scripts read sys.stdin) and time (budgeting a turn)."""
-
-FORBIDDEN_BUILTINS: frozenset[str] = frozenset(
-    {
-        "__import__",
-        "breakpoint",
-        "compile",
-        "delattr",
-        "eval",
-        "exec",
-        "globals",
-        "help",
-        "locals",
-        "memoryview",
-        "open",
-        "vars",
-    }
-)
-ALLOWED_DUNDER_NAMES: frozenset[str] = frozenset({"__name__"})
-ALLOWED_DUNDER_ATTRIBUTES: frozenset[str] = frozenset({"__init__", "__name__"})
-FORBIDDEN_SYS_ATTRIBUTES: frozenset[str] = frozenset(
-    {
-        "_getframe",
-        "addaudithook",
-        "breakpointhook",
-        "meta_path",
-        "modules",
-        "path",
-        "path_hooks",
-        "path_importer_cache",
-        "setprofile",
-        "settrace",
-    }
-)
-FRAME_ATTRIBUTES: frozenset[str] = frozenset(
-    {"f_back", "f_builtins", "f_globals", "f_locals", "gi_frame", "cr_frame", "ag_frame", "tb_frame"}
-)
 CONTRACTS = ("decide", "codingame")
+CODING_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
+"""PEP 263, the pattern Python's tokenizer applies to the first two lines."""
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,30 +65,231 @@ class Problem:
 
 
 def check_source(
-    source: str, *, contract: str = "decide", max_chars: int = DEFAULT_MAX_CHARS
+    source: str | bytes, *, contract: str = "decide", max_chars: int = DEFAULT_MAX_CHARS
 ) -> list[Problem]:
     """Every problem found in `source`, sorted by position; an empty list means it passes."""
     if contract not in CONTRACTS:
         raise ValueError(f"unknown contract {contract!r}; expected one of {CONTRACTS}")
+    if isinstance(source, bytes):
+        try:
+            source = source.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = source.count(b"\n", 0, exc.start) + 1
+            return [
+                Problem(line, 0, f"the source is not valid UTF-8 text ({exc.reason} at byte {exc.start})")
+            ]
     if len(source) > max_chars:
         return [Problem(1, 0, f"the source is {len(source)} characters long; the limit is {max_chars}")]
+    text_problems = _text_problems(source)
+    if text_problems:
+        return text_problems
     try:
         tree = ast.parse(source, filename="bot.py", type_comments=False)
+        checker = _Checker(contract, tree)
+        checker.visit(tree)
+        checker.check_module_names_are_not_reused()
+        if contract == "decide":
+            _ImportTime(checker).check_module(tree)
     except SyntaxError as exc:
         return [Problem(exc.lineno or 1, exc.offset or 0, f"syntax error: {exc.msg}")]
     except ValueError as exc:  # e.g. null bytes
         return [Problem(1, 0, f"cannot parse: {exc}")]
-    checker = _Checker(contract)
-    checker.visit(tree)
-    if contract == "decide":
-        checker.check_top_level(tree)
+    except (RecursionError, MemoryError):  # the parser's or the checker's stack, on deep nesting
+        return [Problem(1, 0, "the source nests too deeply to check; split long expressions up")]
     return sorted(set(checker.problems), key=lambda p: (p.line, p.col, p.message))
 
 
+def _text_problems(source: str) -> list[Problem]:
+    """The source must be UTF-8 text read as UTF-8: the sandbox compiles exactly this text."""
+    problems: list[Problem] = []
+    surrogate = SURROGATE.search(source)
+    if surrogate:
+        line = source.count("\n", 0, surrogate.start()) + 1
+        problems.append(
+            Problem(line, 0, "the source is not valid UTF-8 text (it holds a lone surrogate character)")
+        )
+    if source.startswith("\ufeff"):
+        problems.append(
+            Problem(1, 0, "the source starts with a byte order mark; save it as UTF-8 without BOM")
+        )
+    text = source.removeprefix("\ufeff")
+    for first_lines in (re.split(r"\r\n|\r|\n", text, maxsplit=2)[:2], text.splitlines()[:2]):
+        problems.extend(_cookie_problems(first_lines))
+    return sorted(set(problems), key=lambda p: p.line)
+
+
+def _cookie_problems(first_lines: list[str]) -> list[Problem]:
+    """Python honours a coding declaration on line 1 or 2 (PEP 263); only utf-8 reads the same."""
+    problems = []
+    for number, line in enumerate(first_lines, start=1):
+        match = CODING_COOKIE.match(line)
+        if match and not _is_utf8(match.group(1)):
+            problems.append(
+                Problem(
+                    number,
+                    0,
+                    f"coding declaration '{match.group(1)}' is not allowed: bot source is always "
+                    "read as UTF-8, and another declared encoding would make Python run different "
+                    "code from what was checked; remove the line (or declare utf-8)",
+                )
+            )
+    return problems
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        return codecs.lookup(name).name == "utf-8"
+    except LookupError:
+        return False
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _is_str_constant(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """`a.b.c` for a chain of attributes on a name, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def module_attribute_problem(module: str, attribute: str) -> str | None:
+    """Why `module.attribute` is not available to bots, or None if it is."""
+    if attribute.startswith("_"):
+        return f"'{module}.{attribute}' is private to the module and not available to bots"
+    if attribute in BANNED_ATTRIBUTES:
+        return f"'{module}.{attribute}' is not available to bots: {_banned_reason(attribute)}"
+    if module == "sys" and attribute not in ALLOWED_SYS_ATTRIBUTES:
+        allowed = ", ".join(sorted(ALLOWED_SYS_ATTRIBUTES))
+        return f"'sys.{attribute}' is not available to bots; from sys they may use: {allowed}"
+    value = getattr(importlib.import_module(module), attribute, None)
+    if isinstance(value, types.ModuleType) and not value.__name__.startswith(f"{module}."):
+        return (
+            f"'{module}.{attribute}' is the module '{value.__name__}'; a bot may only reach "
+            "modules from the allow-list, by importing them under their own names"
+        )
+    return None
+
+
+def _banned_reason(attribute: str) -> str:
+    return BANNED_ATTRIBUTES[attribute].replace("{attr}", attribute)
+
+
+def _submodule(module: str, attribute: str) -> str | None:
+    value = getattr(importlib.import_module(module), attribute, None)
+    return value.__name__ if isinstance(value, types.ModuleType) else None
+
+
+def format_field_problem(template: str) -> str | None:
+    """A str.format template may not read attributes ("{0.__class__}"): that is getattr by string."""
+    try:
+        fields = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        return f"invalid format string: {exc}"
+    for _literal, field, spec, _conversion in fields:
+        if field and "." in field:
+            return (
+                f"the format field '{{{field}}}' reads an attribute; format values you have "
+                "already computed (or use an f-string)"
+            )
+        if spec:
+            nested = format_field_problem(spec)
+            if nested:
+                return nested
+    return None
+
+
+def _bindings(tree: ast.Module) -> tuple[dict[str, list[ast.AST]], dict[str, str]]:
+    """Every place a name is bound other than by an import, and `name -> module.name` for names
+    bound once by `from module import name`."""
+    rebound: dict[str, list[ast.AST]] = {}
+    imported: dict[str, str] = {}
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names = [node.name]
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names = [node.id]
+        elif isinstance(node, ast.arg):
+            names = [node.arg]
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            names = [node.name]
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names = [node.rest]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                if bound in imported:
+                    rebound.setdefault(bound, []).append(node)
+                imported[bound] = f"{node.module}.{alias.name}"
+        for name in names:
+            rebound.setdefault(name, []).append(node)
+    return rebound, imported
+
+
+def _bound_modules(tree: ast.Module) -> dict[str, str]:
+    """Names bound to allowed modules by unaliased imports (the checker refuses everything else)."""
+    modules: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] in ALLOWED_MODULES and not any(p.startswith("_") for p in parts[1:]):
+                    modules[parts[0]] = parts[0]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            parts = node.module.split(".")
+            if parts[0] not in ALLOWED_MODULES or parts[0] == "__future__":
+                continue
+            if any(p.startswith("_") for p in parts[1:]):
+                continue
+            for alias in node.names:
+                if alias.name != "*" and module_attribute_problem(node.module, alias.name) is None:
+                    submodule = _submodule(node.module, alias.name)
+                    if submodule:
+                        modules[alias.name] = submodule
+    return modules
+
+
 class _Checker(ast.NodeVisitor):
-    def __init__(self, contract: str) -> None:
+    """Rules for both contracts, on every node."""
+
+    def __init__(self, contract: str, tree: ast.Module) -> None:
         self.contract = contract
         self.problems: list[Problem] = []
+        self.parents: dict[ast.AST, ast.AST] = {
+            child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)
+        }
+        self.modules = _bound_modules(tree)
+        """Local name -> the module an import binds it to, wherever the import is in the file."""
+        self.rebound, self.imported = _bindings(tree)
+
+    def check_module_names_are_not_reused(self) -> None:
+        """A name bound to a module must stay the module, or `name.attr` would be checked wrongly."""
+        for name in self.modules:
+            for node in self.rebound.get(name, []):
+                self.add(node, f"the name '{name}' is the imported module {name}; use another name here")
+
+    def canonical(self, node: ast.AST) -> str | None:
+        """`functools.lru_cache` for a decorator written `lru_cache` or `functools.lru_cache`, `property`
+        for the builtin; None when the name may be the author's own (it is bound in the file)."""
+        if isinstance(node, ast.Name):
+            if node.id in self.rebound:
+                return None
+            origin = self.imported.get(node.id)
+            return node.id if origin is None else origin
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            module = self.modules.get(node.value.id)
+            if module and node.value.id not in self.rebound:
+                return f"{module}.{node.attr}"
+        return None
 
     def add(self, node: ast.AST, message: str) -> None:
         self.problems.append(Problem(getattr(node, "lineno", 1), getattr(node, "col_offset", 0), message))
@@ -129,118 +299,437 @@ class _Checker(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             self._check_module(node, alias.name)
+            if alias.asname is not None:
+                self._refuse_alias(node, alias.name, alias.asname)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
             self.add(node, "relative imports are not allowed: a bot is a single file")
-        elif node.module:
-            self._check_module(node, node.module)
-            if node.module.split(".")[0] == "sys":
-                for alias in node.names:
-                    if alias.name in FORBIDDEN_SYS_ATTRIBUTES:
-                        self.add(node, f"sys.{alias.name} is not available to bots")
+            return
+        if not node.module or not self._check_module(node, node.module):
+            return
+        for alias in node.names:
+            if alias.name == "*":
+                self.add(
+                    node,
+                    f"star imports ('from {node.module} import *') are not allowed; import the names you use",
+                )
+                continue
+            if alias.asname is not None:
+                self._refuse_alias(node, alias.name, alias.asname)
+            if node.module == "__future__":
+                continue
+            problem = module_attribute_problem(node.module, alias.name)
+            if problem:
+                self.add(node, problem)
 
-    def _check_module(self, node: ast.AST, name: str) -> None:
-        top = name.split(".")[0]
-        if top not in ALLOWED_MODULES:
+    def _refuse_alias(self, node: ast.AST, name: str, asname: str) -> None:
+        self.add(
+            node,
+            f"import aliases are not allowed ('{name} as {asname}'); import it under its own "
+            "name, so every use of it can be checked",
+        )
+
+    def _check_module(self, node: ast.AST, name: str) -> bool:
+        parts = name.split(".")
+        if parts[0] not in ALLOWED_MODULES:
             allowed = ", ".join(sorted(ALLOWED_MODULES - {"__future__"}))
             self.add(node, f"import of '{name}' is not allowed; allowed modules: {allowed}")
+            return False
+        private = [part for part in parts[1:] if part.startswith("_")]
+        if private:
+            self.add(node, f"import of '{name}' is not allowed: '{private[0]}' is private")
+            return False
+        return True
 
     # -- names and attributes --------------------------------------------------------------
 
     def visit_Name(self, node: ast.Name) -> None:
-        if node.id in FORBIDDEN_BUILTINS:
-            self.add(node, f"'{node.id}' is not allowed in bots")
-        elif node.id == "input" and self.contract == "decide":
+        name = node.id
+        parent = self.parents.get(node)
+        if name in FORBIDDEN_BUILTINS:
+            self.add(node, f"'{name}' is not allowed in bots: {FORBIDDEN_BUILTINS[name]}")
+        elif name in ATTRIBUTE_BUILTINS and not (isinstance(parent, ast.Call) and parent.func is node):
+            self.add(
+                node,
+                f"'{name}' may only be called directly, as {name}(obj, 'literal_name'); passing "
+                "or storing it would hide which attribute it reaches",
+            )
+        elif name == "input" and self.contract == "decide":
             self.add(node, "'input' is for the codingame contract; a decide bot gets its observation")
-        elif _is_dunder(node.id) and node.id not in ALLOWED_DUNDER_NAMES:
-            self.add(node, f"the name '{node.id}' is not allowed in bots")
+        elif _is_dunder(name) and (name not in ALLOWED_DUNDER_NAMES or not isinstance(node.ctx, ast.Load)):
+            readable = ", ".join(sorted(ALLOWED_DUNDER_NAMES))
+            self.add(node, f"the name '{name}' is not allowed in bots (bots may only read: {readable})")
+        elif (
+            name in self.modules
+            and isinstance(node.ctx, ast.Load)
+            and not (isinstance(parent, ast.Attribute) and parent.value is node)
+        ):
+            self.add(
+                node,
+                f"the module '{name}' may only be used as {name}.<name>; passing or storing a "
+                "module would hide what is used from it",
+            )
+
+    def _module_of(self, node: ast.AST) -> str | None:
+        """The module an expression names (`sys`, `collections.abc`), else None."""
+        if isinstance(node, ast.Name):
+            return self.modules.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self._module_of(node.value)
+            if base and module_attribute_problem(base, node.attr) is None:
+                return _submodule(base, node.attr)
+        return None
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if _is_dunder(node.attr) and node.attr not in ALLOWED_DUNDER_ATTRIBUTES:
-            self.add(node, f"access to the attribute '{node.attr}' is not allowed in bots")
-        elif node.attr in FRAME_ATTRIBUTES:
-            self.add(node, f"access to frame internals ('{node.attr}') is not allowed in bots")
-        elif (
-            isinstance(node.value, ast.Name)
-            and node.value.id == "sys"
-            and node.attr in (FORBIDDEN_SYS_ATTRIBUTES)
-        ):
-            self.add(node, f"sys.{node.attr} is not available to bots")
+        attr = node.attr
+        module = self._module_of(node.value)
+        if _is_dunder(attr) and attr not in ALLOWED_DUNDER_ATTRIBUTES:
+            self.add(node, f"access to the attribute '{attr}' is not allowed in bots")
+        elif module is not None:
+            problem = module_attribute_problem(module, attr)
+            if problem:
+                self.add(node, problem)
+            elif _submodule(module, attr) and not isinstance(self.parents.get(node), ast.Attribute):
+                self.add(node, f"the module '{module}.{attr}' may only be used as {module}.{attr}.<name>")
+        elif attr in BANNED_ATTRIBUTES:
+            self.add(node, f"access to the attribute '{attr}' is not allowed in bots: {_banned_reason(attr)}")
+        if attr in ("format", "format_map"):
+            if _is_str_constant(node.value):
+                problem = format_field_problem(node.value.value)  # type: ignore[attr-defined]
+                if problem:
+                    self.add(node, problem)
+            else:
+                self.add(
+                    node,
+                    f"'.{attr}' may only be called on a string literal (or use an f-string), so "
+                    "its fields can be checked",
+                )
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        attr_funcs = ("getattr", "setattr", "hasattr")
-        if isinstance(func, ast.Name) and func.id in attr_funcs and len(node.args) >= 2:
-            name = node.args[1]
-            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-                self.add(node, f"{func.id}() needs a literal attribute name in bots")
-            elif _is_dunder(name.value) or name.value in FRAME_ATTRIBUTES:
-                self.add(node, f"{func.id}() with '{name.value}' is not allowed in bots")
+        if isinstance(func, ast.Name) and func.id in ATTRIBUTE_BUILTINS:
+            self._check_attribute_builtin(node, func.id)
+        if isinstance(func, ast.Name) and func.id == "type" and len(node.args) != 1:
+            self.add(node, "type() with three arguments builds a class from strings; write a class statement")
         self.generic_visit(node)
 
-    # -- the decide contract's top level ---------------------------------------------------
+    def _check_attribute_builtin(self, node: ast.Call, name: str) -> None:
+        if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args) or len(node.args) < 2:
+            self.add(node, f"{name}() needs its arguments written out, as {name}(obj, 'literal_name')")
+            return
+        attr = node.args[1]
+        if not _is_str_constant(attr):
+            self.add(node, f"{name}() needs a literal attribute name in bots")
+            return
+        value = attr.value  # type: ignore[attr-defined]
+        if (_is_dunder(value) and value not in ALLOWED_DUNDER_ATTRIBUTES) or value in BANNED_ATTRIBUTES:
+            self.add(node, f"{name}() with '{value}' is not allowed in bots")
+        elif value in ("format", "format_map"):
+            self.add(node, f"{name}() with '{value}' is not allowed: call .{value} on a string literal")
 
-    def check_top_level(self, tree: ast.Module) -> None:
-        has_decide = False
-        for stmt in tree.body:
-            if isinstance(stmt, ast.FunctionDef):
-                has_decide = has_decide or stmt.name == "decide"
-            elif isinstance(stmt, ast.AsyncFunctionDef):
-                self.add(stmt, "async functions are not supported; decide() is called synchronously")
-            elif isinstance(stmt, ast.Import | ast.ImportFrom | ast.ClassDef | ast.Pass):
-                pass
-            elif isinstance(stmt, ast.Expr) and _is_str_constant(stmt.value):
-                pass  # the module docstring, or a constant's docstring below it
-            elif isinstance(stmt, ast.Assign | ast.AnnAssign):
-                value = stmt.value
-                if value is not None and not _is_constant_expr(value):
-                    self.add(
-                        stmt,
-                        "top-level assignments must be constants (literals, names, arithmetic); "
-                        "compute anything else inside a function",
-                    )
-            elif isinstance(stmt, ast.If) and _is_main_guard(stmt.test):
-                pass
-            else:
-                kind = type(stmt).__name__
-                self.add(
-                    stmt,
-                    f"top-level statement '{kind}' is not allowed in a decide bot; put it inside a "
-                    "function, or submit the script with the codingame contract",
-                )
-        if not has_decide:
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        for attr in node.kwd_attrs:
+            if (_is_dunder(attr) and attr not in ALLOWED_DUNDER_ATTRIBUTES) or attr in BANNED_ATTRIBUTES:
+                self.add(node, f"a class pattern may not read the attribute '{attr}' in bots")
+        self.generic_visit(node)
+
+    # -- definitions -----------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.name in CLASS_CREATION_HOOKS:
+            self.add(
+                node, f"defining '{node.name}' is not allowed: Python calls it while classes are created"
+            )
+        elif _is_dunder(node.name) and node.name not in ALLOWED_SPECIAL_METHODS:
+            self.add(
+                node,
+                f"defining '{node.name}' is not allowed in bots; special methods bots may define: "
+                + ", ".join(sorted(ALLOWED_SPECIAL_METHODS)),
+            )
+        arguments = node.args
+        for arg in [
+            *arguments.posonlyargs,
+            *arguments.args,
+            *arguments.kwonlyargs,
+            arguments.vararg,
+            arguments.kwarg,
+        ]:
+            if arg is not None and arg.annotation is not None:
+                self._check_annotation(arg.annotation)
+        if node.returns is not None:
+            self._check_annotation(node.returns)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._check_annotation(node.annotation)
+        self.generic_visit(node)
+
+    def _check_annotation(self, annotation: ast.AST) -> None:
+        problem = _type_expression_problem(annotation)
+        if problem:
+            self.add(annotation, problem)
+            return
+        for text in _string_annotations(annotation):
+            parsed = ast.parse(text.value, mode="eval").body  # type: ignore[attr-defined]
+            for parent in ast.walk(parsed):
+                ast.copy_location(parent, text)
+                self.parents.update((child, parent) for child in ast.iter_child_nodes(parent))
+            self.visit(parsed)
+
+
+ANNOTATION_MESSAGE = (
+    "annotations must be type expressions (names, X[...], X | Y, string forward references); "
+    "this one would run code when it is evaluated"
+)
+
+
+def _type_expression_problem(node: ast.AST, *, literal: bool = False) -> str | None:
+    if isinstance(node, ast.Constant):
+        if literal or not isinstance(node.value, str):
+            return None
+        try:
+            parsed = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return f"the string annotation {node.value!r} is not a type expression"
+        return _type_expression_problem(parsed)
+    if isinstance(node, ast.Name | ast.Attribute):
+        return None if _dotted(node) else ANNOTATION_MESSAGE
+    if isinstance(node, ast.Subscript):
+        is_literal = (_dotted(node.value) or "").split(".")[-1] == "Literal"
+        return _type_expression_problem(node.value) or _type_expression_problem(
+            node.slice, literal=is_literal
+        )
+    if isinstance(node, ast.Tuple | ast.List):
+        for element in node.elts:
+            problem = _type_expression_problem(element, literal=literal)
+            if problem:
+                return problem
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _type_expression_problem(node.left) or _type_expression_problem(node.right)
+    return ANNOTATION_MESSAGE
+
+
+def _string_annotations(node: ast.AST) -> list[ast.Constant]:
+    """The forward references in an annotation (strings outside Literal[...]), to check as code."""
+    if _is_str_constant(node):
+        return [node]  # type: ignore[list-item]
+    if isinstance(node, ast.Subscript):
+        if (_dotted(node.value) or "").split(".")[-1] == "Literal":
+            return []
+        return _string_annotations(node.value) + _string_annotations(node.slice)
+    if isinstance(node, ast.Tuple | ast.List):
+        return [text for element in node.elts for text in _string_annotations(element)]
+    if isinstance(node, ast.BinOp):
+        return _string_annotations(node.left) + _string_annotations(node.right)
+    return []
+
+
+class _ImportTime:
+    """The decide contract: loading the module must run none of the author's code."""
+
+    def __init__(self, checker: _Checker) -> None:
+        self.checker = checker
+        self.enums: set[str] = set()
+        self.opaque: set[str] = set()
+        """Top-level names bound to attributes of the author's classes (enum members, say)."""
+
+    def add(self, node: ast.AST, message: str) -> None:
+        self.checker.add(node, message)
+
+    def check_module(self, tree: ast.Module) -> None:
+        self._check_body(tree.body, in_class=False)
+        if not any(isinstance(stmt, ast.FunctionDef) and stmt.name == "decide" for stmt in tree.body):
             self.add(tree, "the bot must define a top-level function decide(observation)")
 
+    def _check_body(self, body: list[ast.stmt], *, in_class: bool) -> None:
+        properties: set[str] = set()
+        where = "a class body" if in_class else "a decide bot"
+        place = "class-body" if in_class else "top-level"
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef):
+                self._check_function(stmt, properties)
+            elif isinstance(stmt, ast.AsyncFunctionDef):
+                if in_class:
+                    self._check_function(stmt, properties)
+                else:
+                    self.add(stmt, "async functions are not supported; decide() is called synchronously")
+            elif isinstance(stmt, ast.ClassDef):
+                self._check_class(stmt)
+            elif isinstance(stmt, ast.Import | ast.ImportFrom | ast.Pass):
+                pass
+            elif isinstance(stmt, ast.Expr) and _is_str_constant(stmt.value):
+                pass  # a docstring
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign):
+                self._check_assignment(stmt, in_class=in_class)
+            elif not in_class and isinstance(stmt, ast.If) and _is_main_guard(stmt.test):
+                if stmt.orelse:
+                    self.add(
+                        stmt.orelse[0], "the 'else' of the __main__ guard would run when the bot is loaded"
+                    )
+            else:
+                kind = type(stmt).__name__
+                advice = "" if in_class else ", or submit the script with the codingame contract"
+                self.add(
+                    stmt,
+                    f"{place} statement '{kind}' is not allowed in {where}: it would run when the bot "
+                    f"is loaded; put it inside a function{advice}",
+                )
 
-def _is_dunder(name: str) -> bool:
-    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+    def _check_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, properties: set[str]) -> None:
+        names = []
+        for decorator in node.decorator_list:
+            name = self._decorator_name(decorator, properties)
+            names.append(name)
+            if name is None:
+                self.add(
+                    decorator,
+                    "this decorator would run code when the bot is loaded; allowed decorators: "
+                    + ", ".join(sorted(ALLOWED_DECORATORS)),
+                )
+        if "property" in names:
+            properties.add(node.name)
+        if "classmethod" in names and ("property" in names or "functools.cached_property" in names):
+            self.add(
+                node, "a class property (classmethod over property) would run code when read at load time"
+            )
+        for default in [*node.args.defaults, *node.args.kw_defaults]:
+            if default is not None and not self._is_constant(default):
+                self.add(
+                    default, "default arguments are evaluated when the bot is loaded; they must be constants"
+                )
 
+    def _decorator_name(self, node: ast.expr, properties: set[str]) -> str | None:
+        target = node.func if isinstance(node, ast.Call) else node
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id in properties
+            and target.attr in ("setter", "getter", "deleter")
+        ):
+            return "property"
+        canonical = self.checker.canonical(target)
+        if canonical not in ALLOWED_DECORATORS:
+            return None
+        if isinstance(node, ast.Call) and not all(self._is_constant(v) for v in _call_values(node)):
+            return None
+        return canonical
 
-def _is_str_constant(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+    def _check_class(self, node: ast.ClassDef) -> None:
+        for decorator in node.decorator_list:
+            if self._decorator_name(decorator, set()) is None:
+                self.add(
+                    decorator,
+                    "this class decorator would run code when the bot is loaded; allowed decorators: "
+                    + ", ".join(sorted(ALLOWED_DECORATORS)),
+                )
+        base_names = [_dotted(base.value if isinstance(base, ast.Subscript) else base) for base in node.bases]
+        for base, name in zip(node.bases, base_names, strict=True):
+            if name is None or (isinstance(base, ast.Subscript) and _type_expression_problem(base)):
+                self.add(base, "base classes must be named classes (Name, module.Name or Generic[T])")
+        canonical_bases = [self.checker.canonical(base) for base in node.bases]
+        is_enum = any(c in ENUM_BASES for c in canonical_bases) or any(n in self.enums for n in base_names)
+        if is_enum:
+            self.enums.add(node.name)
+            for base, name, canonical in zip(node.bases, base_names, canonical_bases, strict=True):
+                if canonical not in ENUM_BASES | {"int", "str", "float"} and name not in self.enums:
+                    self.add(
+                        base,
+                        "an enum may only mix in int, str, float or other enums: its members are "
+                        "created when the bot is loaded",
+                    )
+            for stmt in node.body:
+                if isinstance(stmt, ast.FunctionDef) and (
+                    stmt.name in ENUM_CREATION_METHODS or _is_dunder(stmt.name)
+                ):
+                    self.add(
+                        stmt,
+                        f"an enum may not define '{stmt.name}': its members exist while the bot is "
+                        "loaded, so Python may call it then; write a plain method instead",
+                    )
+        for keyword in node.keywords:
+            if keyword.arg == "metaclass" or keyword.arg is None:
+                self.add(
+                    keyword,
+                    "metaclasses are not allowed in a decide bot: they run code when the class is created",
+                )
+            elif not self._is_constant(keyword.value):
+                self.add(keyword, "class keywords must be constants")
+        self._check_body(node.body, in_class=True)
 
+    def _check_assignment(self, stmt: ast.Assign | ast.AnnAssign, *, in_class: bool) -> None:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for target in targets:
+            if not all(isinstance(n, ast.Name | ast.Tuple | ast.List | ast.Store) for n in ast.walk(target)):
+                self.add(stmt, "top-level assignments may only bind names")
+        value = stmt.value
+        if value is None:
+            return
+        if in_class and self._is_class_body_call(value):
+            return
+        if not self._is_constant(value):
+            place = "class-body" if in_class else "top-level"
+            self.add(
+                stmt,
+                f"{place} assignments must be constants (literals, names, arithmetic, module "
+                "constants like math.pi): they run when the bot is loaded; compute anything else "
+                "inside a function",
+            )
+        elif (isinstance(value, ast.Attribute) and self._is_author_attribute(value)) or (
+            isinstance(value, ast.Name) and value.id in self.opaque
+        ):
+            for target in targets:
+                self.opaque.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
 
-def _is_constant_expr(node: ast.AST) -> bool:
-    """Literals and containers of them, names, module attributes (math.pi) and arithmetic."""
-    if isinstance(node, ast.Constant | ast.Name):
-        return True
-    if isinstance(node, ast.Attribute):
-        return _is_constant_expr(node.value)
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        return all(_is_constant_expr(e) for e in node.elts)
-    if isinstance(node, ast.Dict):
-        return all(k is None or _is_constant_expr(k) for k in node.keys) and all(
-            _is_constant_expr(v) for v in node.values
+    def _is_class_body_call(self, value: ast.expr) -> bool:
+        """dataclasses.field(...) and enum.auto() with constant arguments."""
+        return (
+            isinstance(value, ast.Call)
+            and self.checker.canonical(value.func) in CLASS_BODY_CALLS
+            and all(self._is_constant(v) for v in _call_values(value))
         )
-    if isinstance(node, ast.UnaryOp):
-        return _is_constant_expr(node.operand)
-    if isinstance(node, ast.BinOp):
-        return _is_constant_expr(node.left) and _is_constant_expr(node.right)
-    if isinstance(node, ast.Subscript):  # type aliases: Point = tuple[float, float]
-        return _is_constant_expr(node.value) and _is_constant_expr(node.slice)
-    return False
+
+    def _is_author_attribute(self, node: ast.Attribute) -> bool:
+        """`Color.RED`: an attribute of the author's own object, whose operators the author wrote."""
+        return self.checker._module_of(node.value) is None
+
+    def _is_operand(self, node: ast.expr) -> bool:
+        """Something an operator or a hash may be applied to at load time without the author's code."""
+        if isinstance(node, ast.Attribute) and self._is_author_attribute(node):
+            return False
+        if isinstance(node, ast.Name) and node.id in self.opaque:
+            return False
+        return self._is_constant(node)
+
+    def _is_constant(self, node: ast.AST) -> bool:
+        """Literals and containers of them, names, module attributes (math.pi) and arithmetic."""
+        if isinstance(node, ast.Constant | ast.Name):
+            return True
+        if isinstance(node, ast.Attribute):
+            return _dotted(node) is not None
+        if isinstance(node, ast.Tuple | ast.List):
+            return all(self._is_constant(e) for e in node.elts)
+        if isinstance(node, ast.Set):
+            return all(self._is_operand(e) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(k is not None and self._is_operand(k) for k in node.keys) and all(
+                self._is_constant(v) for v in node.values
+            )
+        if isinstance(node, ast.UnaryOp):
+            return self._is_operand(node.operand)
+        if isinstance(node, ast.BinOp):
+            return self._is_operand(node.left) and self._is_operand(node.right)
+        if isinstance(node, ast.Subscript):  # type aliases: Point = tuple[float, float]
+            return self._is_operand(node.value) and self._is_operand(node.slice)
+        return False
+
+
+def _call_values(node: ast.Call) -> list[ast.expr]:
+    return [*node.args, *(k.value for k in node.keywords)]
 
 
 def _is_main_guard(test: ast.AST) -> bool:

@@ -2,7 +2,8 @@
 
 Standard library only. It reads its configuration as one JSON document on stdin (no environment,
 no files the bot could find later), applies the resource limits to itself before any user code
-runs, signals readiness on an inherited pipe and then serves until it is killed.
+runs, signals readiness on an inherited pipe and then serves, on the listening socket the host
+passed in (an inherited descriptor), until it is killed.
 
 Contracts:
   decide      the module defines decide(observation) and optionally init(config)
@@ -13,11 +14,11 @@ Contracts:
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import json
 import os
 import resource
 import sys
+import types
 from typing import Any
 
 ARENA_ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -43,12 +44,19 @@ def apply_limits(limits: dict[str, int]) -> None:
 
 
 def load_decide_module(path: str) -> tuple[Any, Any]:
-    spec = importlib.util.spec_from_file_location("bot", path)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
+    """Run the bot's file as the module `bot`, compiled from exactly the text the gate checked.
+
+    The file is decoded as strict UTF-8 and compiled as a str: compile() of a str ignores coding
+    declarations, so a `# coding: utf-7` line cannot turn what the gate read as a comment or a
+    string into code (importing the file would honour the declaration).
+    """
+    with open(path, "rb") as file:
+        text = file.read().decode("utf-8")
+    code = compile(text, path, "exec", dont_inherit=True)
+    module = types.ModuleType("bot")
+    module.__file__ = path
     sys.modules["bot"] = module
-    spec.loader.exec_module(module)
+    exec(code, module.__dict__)  # the bot's own code, inside the sandbox
     decide = getattr(module, "decide", None)
     if not callable(decide):
         raise RuntimeError("the bot defines no decide(observation) function")
@@ -90,7 +98,9 @@ def main() -> int:
         decide, init = bot.decide, None
     else:
         raise SystemExit(f"unknown contract {contract!r}")
-    server = make_server(decide, secret=config["secret"], unix_socket=config["socket"], init=init)
+    # The host bound the listening socket in a directory of its own and passed it in: the runner
+    # serves on that descriptor and never names a path the host would have to resolve.
+    server = make_server(decide, secret=config["secret"], listen_fd=int(config["listen_fd"]), init=init)
     os.write(ready_fd, b"1")
     os.close(ready_fd)
     server.serve_forever(poll_interval=0.5)

@@ -9,14 +9,16 @@ from dataclasses import dataclass
 class SandboxLimits:
     """Caps applied to every process in a sandbox.
 
-    memory_mb caps the address space per process (RLIMIT_AS), so it also bounds thread stacks;
-    cpu_seconds is per process; processes counts every process and thread of the sandbox user in
-    the sandbox (threads count, and the threaded server uses one per connection);
-    wall_clock_s bounds the whole life of the sandbox, whatever the bot does.
+    With cgroups (see cgroups.py) memory_mb caps all processes of the sandbox together (swap
+    off), processes caps its tasks together (threads count: the server uses one per connection)
+    and cpu_quota caps its CPU share in cores. The same values are also per-process rlimits
+    (defence in depth): memory_mb as the address space (RLIMIT_AS), processes as RLIMIT_NPROC;
+    cpu_seconds is per process; wall_clock_s bounds the whole life of the sandbox.
     """
 
     memory_mb: int = 256
     cpu_seconds: int = 60
+    cpu_quota: float = 1.0
     processes: int = 32
     open_files: int = 64
     file_size_mb: int = 1

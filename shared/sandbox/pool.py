@@ -58,6 +58,7 @@ class WarmPool:
             if not bot.start():
                 bot.close()
                 return
+            bot.freeze()  # nothing of the bot runs while it waits (see cgroups.py)
             with self._lock:
                 if self._closed:
                     bot.close()
@@ -79,6 +80,7 @@ class WarmPool:
             dead.close()
         if bot is not None:
             self.hits += 1
+            bot.thaw()
             bot.arm_wall_clock()
         else:
             self.misses += 1

@@ -24,6 +24,7 @@ _STAGED_FILES = (
     "shared/sandbox/hosted_runner.py",
     "shared/botsdk/__init__.py",
     "shared/botsdk/server.py",
+    "shared/botsdk/replay.py",
     "shared/protocol/signing.py",
 )
 _EMPTY_PACKAGES = ("shared", "shared/protocol", "shared/games")

@@ -12,6 +12,9 @@ Modes (the health check always answers, except once a dying bot is dead):
   redirect   HTTP 302 to /internal on this same server (which counts any hit it gets)
   invalid    HTTP 200 {"action": ...} that is not a valid podracing action
   die        plays like `ok`, then exits abruptly after --die-after turns
+Hostile answers (see hostile_body): deep, bigint, overflow, hugefloat, nan, badutf8,
+wrongtypes, nulerror, surrogate, nulaction, junk; nulhealth answers its health check with HTTP 500
+and a NUL in the error text.
 GET /stats (unsigned) returns what the bot saw: turns, bad signatures, hits on /internal.
 """
 
@@ -33,6 +36,59 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from shared.protocol.signing import SignatureError, verify
 
 HUGE_BYTES = 10 * 1024 * 1024
+DEEP_LEVELS = 30_000
+JUNK_BYTES = 60_000
+
+
+def _pods(observation: dict[str, Any], **extra: Any) -> list[dict[str, Any]]:
+    return [dict(pod, **extra) for pod in steer(observation)["pods"]]
+
+
+def _junk(turn: int) -> str:
+    """Letters that gzip cannot shrink much: a different pseudo-random string every turn."""
+    state = turn * 2654435761 % 2**32 or 1
+    out = []
+    for _ in range(JUNK_BYTES):
+        state = (state * 1103515245 + 12345) % 2**31
+        out.append(chr(97 + state % 26))
+    return "".join(out)
+
+
+def hostile_body(mode: str, observation: dict[str, Any], turn: int) -> tuple[int, bytes] | None:
+    """(status, body) of the hostile answer a mode sends, or None for modes that are not hostile."""
+    if mode == "deep":
+        return 200, b'{"action": ' + b"[" * DEEP_LEVELS + b"]" * DEEP_LEVELS + b"}"
+    if mode == "bigint":
+        return 200, b'{"action": {"pods": [{"x": ' + b"9" * 50_000 + b', "y": 1, "thrust": 1}]}}'
+    if mode == "overflow":  # parses as an int; float() of it raises OverflowError
+        return 200, b'{"action": {"pods": [{"x": 1' + b"0" * 400 + b', "y": 1, "thrust": 1}]}}'
+    if mode == "hugefloat":
+        return 200, b'{"action": {"pods": [{"x": 1e999, "y": -1e999, "thrust": 50}]}}'
+    if mode == "nan":
+        pods = _pods(observation, thrust=float("nan"))
+        return 200, json.dumps({"action": {"pods": pods, "aim": float("inf")}}).encode()
+    if mode == "badutf8":
+        return 200, b'{"action": {"pods": [], "note": "\xff\xfe\xc3"}}'
+    if mode == "wrongtypes":
+        pods = [{"x": [[{"y": None}]], "y": {"deep": [1, [2, [3]]]}, "thrust": {"BOOST": True}}, "pod"]
+        return 200, json.dumps({"action": {"pods": pods}}).encode()
+    if mode == "nulerror":
+        return 500, json.dumps({"error": "crash\u0000in decide \x00 \u0000"}).encode()
+    if mode == "surrogate":
+        return 500, b'{"error": "lone \\ud800 and \\udfff surrogates \\u0000"}'
+    if mode == "nulaction":
+        pods = _pods(observation, message="hi\u0000there\ud800")
+        pods[0]["\u0000key"] = "\u0000value"
+        return 200, json.dumps({"action": {"pods": pods, "\u0000": ["\u0000", {"\u0000": 0}]}}).encode()
+    if mode == "junk":
+        return 200, json.dumps({"action": {"pods": steer(observation)["pods"], "junk": _junk(turn)}}).encode()
+    return None
+
+
+HOSTILE_MODES = (
+    *("deep", "bigint", "overflow", "hugefloat", "nan", "badutf8", "wrongtypes"),
+    *("nulerror", "surrogate", "nulaction", "junk"),
+)
 
 
 class State:
@@ -103,7 +159,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _verified(self, body: bytes) -> bool:
         try:
-            verify(self.state.secret, {k.lower(): v for k, v in self.headers.items()}, body)
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            verify(self.state.secret, headers, body, method=self.command, path=self.path)
         except SignatureError:
             self.state.count("bad_signatures")
             self._json(401, {"error": "bad signature"})
@@ -121,6 +178,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if self.path == "/health" and self._verified(b""):
             self.state.count("health")
+            if self.state.mode == "nulhealth":
+                self._json(500, {"error": "not ready\u0000\ud800 yet"})
+                return
             self._json(200, {"status": "ok"})
             return
         self._json(404, {"error": "not found"})
@@ -143,7 +203,10 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(self.state.latency)
         if mode == "die" and turns > self.state.die_after:
             os._exit(3)
-        if mode == "slow":
+        hostile = hostile_body(mode, request["observation"], turns)
+        if hostile is not None:
+            self._send(*hostile)
+        elif mode == "slow":
             time.sleep(self.state.delay)
             self._json(200, {"action": steer(request["observation"])})
         elif mode == "error500":
@@ -167,7 +230,10 @@ def main() -> None:
     parser.add_argument(
         "--mode",
         default="ok",
-        choices=["ok", "slow", "error500", "malformed", "huge", "redirect", "invalid", "die"],
+        choices=[
+            *("ok", "slow", "error500", "malformed", "huge", "redirect", "invalid", "die", "nulhealth"),
+            *HOSTILE_MODES,
+        ],
     )
     parser.add_argument("--delay", type=float, default=2.0)
     parser.add_argument("--die-after", type=int, default=5)

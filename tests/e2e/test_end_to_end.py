@@ -82,8 +82,13 @@ def test_challenge_played_by_a_real_worker(
 
     created = api.post(
         "/matches",
-        json={"game": "podracing", "bot_ids": [bots["runner"]["id"], bots["follower"]["id"]], "seed": 7},
-        headers=alice,
+        json={
+            "game": "podracing",
+            "bot_ids": [bots["runner"]["id"], bots["follower"]["id"]],
+            "seed": 7,
+            "rated": True,
+        },
+        headers=admin,  # only admins may start rated challenges (docs/api.md, Challenge)
     )
     assert created.status_code == 201, created.text
     match_id = created.json()["id"]

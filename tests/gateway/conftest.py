@@ -42,6 +42,26 @@ def client(database_url: str, redis_url: str) -> Iterator[TestClient]:
 
 
 @pytest.fixture(scope="session")
+def gateway_url(client: TestClient) -> Iterator[str]:
+    """The same gateway as a real uvicorn process on the same database and Redis (no worker runs,
+    so matches it creates stay queued)."""
+    from tests.conftest import PYTHON, ManagedProcess, free_port
+
+    port = free_port()
+    process = ManagedProcess(
+        [PYTHON, "-m", "uvicorn", "services.gateway.app:app", "--host", "127.0.0.1", "--port", str(port)],
+        "gateway",
+        env={"ARENA_BOOTSTRAP_ADMIN_KEY": ADMIN_KEY},
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        process.wait_http(f"{url}/health", timeout=60)
+        yield url
+    finally:
+        process.stop()
+
+
+@pytest.fixture(scope="session")
 def admin(client: TestClient) -> Account:
     me = client.get("/api/v1/me", headers={"X-API-Key": ADMIN_KEY})
     assert me.status_code == 200, me.text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -12,7 +13,7 @@ import pytest
 import redis
 from sqlalchemy import select, update
 
-from services.match_runner.ladder import Candidate, ladder_tick, plan_pairings
+from services.match_runner.ladder import Candidate, in_reach, ladder_tick, plan_pairings, within_reach
 from shared import ratings
 from shared.config import Settings
 from shared.db.models import Bot, Match, MatchParticipant, Rating
@@ -173,3 +174,29 @@ def test_a_stale_ladder_tick_expires_instead_of_scheduling(
         pending = session.scalars(select(Match).where(Match.kind == "ladder", Match.status == "queued")).all()
     assert pending == [], "an expired ladder tick scheduled matches"
     assert "ladder_tick" not in log.split("Discarding revoked task", 1)[1].split("\n", 1)[1]
+
+
+def test_reach_allows_for_uncertainty_and_keeps_the_nearest() -> None:
+    """A newcomer (sigma 8.3) reaches bots far in mu; two well-known bots far apart do not reach
+    each other unless one is among the other's nearest few (ladder.py defines reach)."""
+    newcomer = Candidate(uuid.uuid4(), None, ratings.default_sigma(), 0.0, mu=ratings.default_mu())
+    field = [Candidate(uuid.uuid4(), NOW, 1.0, mu - 3.0, mu=mu) for mu in (5.0, 15.0, 30.0, 40.0, 46.0)]
+    assert {c.bot_id for c in in_reach(newcomer, field, 5.0)} == {c.bot_id for c in field}
+    low, *_, high = field
+    assert not within_reach(low, high, 5.0)
+    assert high.bot_id not in {c.bot_id for c in in_reach(low, [*field, newcomer], 5.0)}
+    assert len(in_reach(low, field, 0.0)) == 3  # the nearest three always
+
+
+def test_the_least_met_opponent_in_reach_is_preferred() -> None:
+    rng = random.Random(11)
+    seed = _candidate(10.0, waited_h=None)
+    rivals = [_candidate(10.5), _candidate(9.5), _candidate(11.0)]
+    met = Counter({frozenset((seed.bot_id, rival.bot_id)): 6 for rival in rivals[:2]})
+    picks: Counter[uuid.UUID] = Counter()
+    for _ in range(200):
+        for candidate in (seed, *rivals):
+            candidate.busy = 0
+        (pairing,) = plan_pairings([seed, *rivals], 1, 2, rng, Counter(met))
+        picks.update(set(pairing) - {seed.bot_id})
+    assert picks[rivals[2].bot_id] > 150, picks

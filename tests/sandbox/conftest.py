@@ -49,7 +49,7 @@ def post_turn(
     game: str = "test",
 ) -> httpx.Response:
     body = turn_body(observation, turn=turn, game=game)
-    headers = Signer(secret).headers(f"m-1-{turn}-{uuid.uuid4().hex[:6]}", body)
+    headers = Signer(secret).headers(f"m-1-{turn}-{uuid.uuid4().hex}", body, method="POST", path="/turn")
     headers["content-type"] = "application/json"
     transport = httpx.HTTPTransport(uds=socket_path, verify=False)
     with httpx.Client(transport=transport, timeout=timeout) as client:

@@ -46,7 +46,8 @@ def test_decide_bot_answers_signed_turns(hosted, secret: str) -> None:
 def test_unsigned_and_stale_requests_get_401(hosted, secret: str) -> None:
     bot = hosted(ECHO_BOT)
     body = turn_body({"n": 1})
-    stale = Signer(secret).headers("old", body, timestamp=int(time.time()) - 3600)
+    an_hour_ago = int(time.time()) - 3600
+    stale = Signer(secret).headers("old", body, timestamp=an_hour_ago, method="POST", path="/turn")
     with httpx.Client(transport=httpx.HTTPTransport(uds=bot.socket_path), timeout=5) as client:
         assert client.post("http://bot/turn", content=body).status_code == 401
         assert client.get("http://bot/health").status_code == 401

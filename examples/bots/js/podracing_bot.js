@@ -1,6 +1,7 @@
 // Example podracing bot in JavaScript, Node's standard library only (Node 18+).
-// It speaks protocol v1 exactly like the Python SDK: signed requests (Standard Webhooks style),
-// GET /health and POST /turn, which shows the protocol does not depend on Python.
+// It speaks protocol v1 exactly like the Python SDK: signed requests (Standard Webhooks style, v2
+// signatures bound to method and path, replayed ids refused), GET /health and POST /turn, which
+// shows the protocol does not depend on Python.
 //
 //   ARENA_BOT_SECRET=whsec_... node examples/bots/js/podracing_bot.js --port 8083
 //   ARENA_BOT_SECRET=whsec_... node examples/bots/js/podracing_bot.js --unix-socket /tmp/bot.sock
@@ -10,7 +11,9 @@ const crypto = require("node:crypto");
 const fs = require("node:fs");
 const http = require("node:http");
 
-const TOLERANCE_S = 300;
+const TOLERANCE_S = 300; // how old a request may be
+const MAX_FUTURE_SKEW_S = 30; // how far ahead of our clock a timestamp may be
+const MAX_SEEN_IDS = 100000; // replay memory; when full of live ids, refuse (503) rather than forget
 const MAX_BODY = 1000000;
 
 function secretKey(secret) {
@@ -20,25 +23,43 @@ function secretKey(secret) {
   return key;
 }
 
-// Returns null when the request is properly signed and fresh, else the reason it is not.
-function checkSignature(key, headers, body) {
+// Message ids accepted within the window, with the time they stop mattering (timestamp + window).
+const seenIds = new Map();
+
+// Returns null when the request is properly signed (v2: method and path included) and fresh,
+// else [status, reason]. `target` is the request target exactly as on the request line.
+function checkSignature(key, method, target, headers, body) {
   const id = headers["webhook-id"];
   const ts = headers["webhook-timestamp"];
   const sigs = headers["webhook-signature"];
-  if (!id || !ts || !sigs) return "missing signature headers";
-  if (!/^\d+$/.test(ts)) return "bad timestamp";
-  if (Math.abs(Date.now() / 1000 - Number(ts)) > TOLERANCE_S) return "stale timestamp";
+  if (!id || !ts || !sigs) return [401, "missing signature headers"];
+  if (!/^\d{1,12}$/.test(ts) || id.length > 256) return [401, "bad timestamp or id"];
+  const now = Date.now() / 1000;
+  if (Number(ts) < now - TOLERANCE_S) return [401, "stale timestamp"];
+  if (Number(ts) > now + MAX_FUTURE_SKEW_S) return [401, "timestamp in the future"];
   const mac = crypto.createHmac("sha256", key);
-  mac.update(`${id}.${ts}.`);
+  mac.update(`${id}.${ts}.${method.toUpperCase()}.${target}.`);
   mac.update(body);
   const expected = mac.digest();
+  let valid = false;
   for (const candidate of sigs.split(" ")) {
     const [version, value] = candidate.split(",", 2);
-    if (version !== "v1" || !value) continue;
+    if (version !== "v2" || !value) continue;
     const given = Buffer.from(value, "base64");
-    if (given.length === expected.length && crypto.timingSafeEqual(given, expected)) return null;
+    if (given.length === expected.length && crypto.timingSafeEqual(given, expected)) valid = true;
   }
-  return "no valid v1 signature";
+  if (!valid) return [401, "no valid v2 signature"];
+  for (const [seenId, expiry] of seenIds) {
+    if (expiry < now) seenIds.delete(seenId); // ids expire in insertion order, near enough
+    else break;
+  }
+  if (seenIds.has(id)) return [401, "replayed request"];
+  if (seenIds.size >= MAX_SEEN_IDS) {
+    for (const [seenId, expiry] of seenIds) if (expiry < now) seenIds.delete(seenId);
+    if (seenIds.size >= MAX_SEEN_IDS) return [503, "too many requests to check for replays"];
+  }
+  seenIds.set(id, Number(ts) + TOLERANCE_S);
+  return null;
 }
 
 // The policy: each pod aims at its next checkpoint, corrected for drift; the first pod boosts once.
@@ -84,8 +105,8 @@ function main() {
       const body = Buffer.concat(chunks);
       const path = (req.url || "").split("?")[0];
       if (path !== "/health" && path !== "/turn") return reply(res, 404, { error: "not found" });
-      const reason = checkSignature(key, req.headers, body);
-      if (reason) return reply(res, 401, { error: `bad signature: ${reason}` });
+      const refused = checkSignature(key, req.method || "", req.url || "", req.headers, body);
+      if (refused) return reply(res, refused[0], { error: `bad signature: ${refused[1]}` });
       if (path === "/health") return reply(res, 200, { status: "ok" });
       if (req.method !== "POST") return reply(res, 405, { error: "/turn expects POST" });
       let request;

@@ -3,6 +3,8 @@ responses (`BotCreated`, `SecretRotated`); every other model leaves it out by co
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import uuid
 from datetime import datetime
 from typing import Any, Literal
@@ -15,14 +17,57 @@ from services.gateway.users.schemas import NAME_PATTERN
 Contract = Literal["decide", "codingame"]
 
 
+_URL_CHARACTERS = re.compile(r"[\x21-\x7e]+")
+"""Printable ASCII without spaces: anything else in a URL must be percent-encoded."""
+_ENCODED_CONTROL = re.compile(r"%(?:[01][0-9a-fA-F]|7[fF])")
+_BAD_ESCAPE = re.compile(r"%(?![0-9a-fA-F]{2})")
+_DNS_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+
+
+def _check_host(host: str) -> None:
+    """An IP literal or a DNS name of letters, digits and hyphens (punycode for other scripts)."""
+    try:
+        ipaddress.ip_address(host)
+        return
+    except ValueError:
+        pass
+    labels = host.removesuffix(".").split(".")
+    if len(host) > 253 or not all(_DNS_LABEL.fullmatch(label) for label in labels):
+        raise ValueError(
+            "endpoint host must be an IP address or a DNS name of letters, digits and hyphens "
+            "(labels of 1 to 63 characters; write international names in punycode, xn--...)"
+        )
+    if labels[-1].isdigit():
+        raise ValueError(f"endpoint host {host!r} is neither a valid IP address nor a DNS name")
+
+
 def _check_endpoint(value: str) -> str:
-    parts = urlsplit(value)
+    """Refuse at the door what an HTTP client, the SSRF guard or a request line could choke on."""
+    if not _URL_CHARACTERS.fullmatch(value):
+        raise ValueError(
+            "endpoint must be printable ASCII without spaces or control characters "
+            "(percent-encode other characters in the path)"
+        )
+    if _ENCODED_CONTROL.search(value):
+        raise ValueError("endpoint must not contain percent-encoded control characters (%00-%1F, %7F)")
+    if _BAD_ESCAPE.search(value):
+        raise ValueError("endpoint has a '%' that is not followed by two hex digits")
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(
+            f"endpoint is not a valid URL (a port must be a number from 1 to 65535): {exc}"
+        ) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError("endpoint must be an absolute http:// or https:// URL, e.g. https://bot.example.com")
-    if parts.username or parts.password:
+    if port == 0:
+        raise ValueError("endpoint port must be a number from 1 to 65535")
+    if parts.username or parts.password or "@" in parts.netloc:
         raise ValueError("endpoint must not contain credentials")
-    if parts.query or parts.fragment:
+    if parts.query or parts.fragment or "?" in value or "#" in value:
         raise ValueError("endpoint must not have a query string or fragment")
+    _check_host(parts.hostname)
     return value.rstrip("/")
 
 
@@ -118,6 +163,14 @@ class BotOut(BaseModel):
     created_at: datetime
     updated_at: datetime
     last_match_at: datetime | None
+    status_reason: str | None = Field(default=None, description="Why the bot is suspended (owner only).")
+    suspended_at: datetime | None = None
+    health_failures: int = Field(default=0, description="Failed pre-match health checks in a row.")
+    last_health_check_at: datetime | None = None
+    last_health_error: str | None = Field(default=None, description="The last failed check's detail.")
+    previous_secret_valid_until: datetime | None = Field(
+        default=None, description="After a rotation: until when the runner still signs with the old secret."
+    )
 
 
 class BotCreated(BotOut):
@@ -127,7 +180,10 @@ class BotCreated(BotOut):
 
 class SecretRotated(BaseModel):
     bot_id: uuid.UUID
-    secret: str = Field(description="The new signing secret, shown once. The old one stops working now.")
+    secret: str = Field(
+        description="The new signing secret, shown once. The runner also signs with the old one until "
+        "the bot's previous_secret_valid_until (ARENA_SECRET_GRACE_S after the rotation)."
+    )
 
 
 class PublicBot(BaseModel):

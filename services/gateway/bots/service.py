@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import logging
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -22,10 +23,10 @@ from services.gateway.bots.schemas import BotOut, PublicBot, RatingOut, VersionD
 from services.gateway.deps import is_admin
 from services.gateway.errors import ApiError, not_found
 from shared import ratings
-from shared.botclient import BotEndpointError, EndpointRefused, check_health
+from shared.botclient import BotEndpointError, EndpointRefused, HttpBotConnection
 from shared.config import Settings
-from shared.crypto import encrypt_secret
-from shared.db.models import Bot, BotVersion, Rating, User
+from shared.crypto import SecretDecryptionError, decrypt_secret, encrypt_secret
+from shared.db.models import Bot, BotStatus, BotVersion, Rating, User
 from shared.games.registry import UnknownGameError, get_game
 from shared.protocol.signing import generate_secret
 from shared.sandbox.gate import check_source as gate
@@ -36,14 +37,21 @@ log = logging.getLogger("services.gateway.bots")
 # -- collaborators --------------------------------------------------------------------------------
 
 
-def check_endpoint(settings: Settings, endpoint: str, secret: str) -> None:
+async def _check_health(endpoint: str, secret: str, previous: tuple[str, ...], settings: Settings) -> None:
+    connection = await HttpBotConnection.open(endpoint, secret, settings, previous_secrets=previous)
+    async with connection:
+        await connection.health(settings.health_timeout_s)
+
+
+def check_endpoint(settings: Settings, endpoint: str, secret: str, previous: tuple[str, ...] = ()) -> None:
     """Run the signed GET /health through the runner's client; failures become a 422 that says why.
 
+    `previous` are secrets still in their rotation grace window: signed with too, as the runner does.
     Views run in a worker thread (the database is synchronous), so the async check gets its own
     short-lived event loop here.
     """
     try:
-        asyncio.run(check_health(endpoint, secret, settings))
+        asyncio.run(_check_health(endpoint, secret, previous, settings))
     except EndpointRefused as exc:
         raise ApiError(422, f"endpoint refused: {exc.message}") from None
     except BotEndpointError as exc:
@@ -143,7 +151,7 @@ def register_http_bot(
         origin="human",
         endpoint=endpoint,
         secret_encrypted=encrypt_secret(settings, secret),
-        status="active" if verified else "inactive",
+        status=BotStatus.ACTIVE if verified else BotStatus.INACTIVE,
     )
     session.add(bot)
     session.flush()
@@ -171,7 +179,7 @@ def register_hosted_bot(
         origin="human",
         endpoint=None,
         secret_encrypted=encrypt_secret(settings, generate_secret()),
-        status="active",
+        status=BotStatus.ACTIVE,
     )
     session.add(bot)
     session.flush()
@@ -227,8 +235,8 @@ def update_bot(session: Session, settings: Settings, bot: Bot, name: str | None,
     if endpoint is not None and endpoint != bot.endpoint:
         if bot.kind != "http":
             raise ApiError(409, "hosted bots have no endpoint; upload a new version instead")
-        if bot.status == "active":
-            check_endpoint(settings, endpoint, _plain_secret(settings, bot))
+        if bot.status == BotStatus.ACTIVE:
+            check_endpoint(settings, endpoint, _plain_secret(settings, bot), _grace_secrets(settings, bot))
         bot.endpoint = endpoint
         version = BotVersion(bot_id=bot.id, number=_next_number(session, bot), notes={"endpoint": endpoint})
         session.add(version)
@@ -239,13 +247,33 @@ def update_bot(session: Session, settings: Settings, bot: Bot, name: str | None,
 
 
 def _plain_secret(settings: Settings, bot: Bot) -> str:
-    from shared.crypto import decrypt_secret
-
     return decrypt_secret(settings, bot.secret_encrypted)
 
 
+def grace_ends_at(settings: Settings, bot: Bot) -> datetime | None:
+    """When the previous secret stops being signed with; None when there is none."""
+    if bot.previous_secret_encrypted is None or bot.secret_rotated_at is None:
+        return None
+    return bot.secret_rotated_at + timedelta(seconds=settings.secret_grace_s)
+
+
+def _grace_secrets(settings: Settings, bot: Bot) -> tuple[str, ...]:
+    ends = grace_ends_at(settings, bot)
+    if ends is None or ends <= datetime.now(UTC):
+        return ()
+    try:
+        return (decrypt_secret(settings, bot.previous_secret_encrypted or b""),)
+    except SecretDecryptionError:
+        return ()
+
+
 def rotate_secret(session: Session, settings: Settings, bot: Bot) -> str:
+    """A new secret; the current one becomes the previous one, still signed with for
+    `settings.secret_grace_s` so the bot's server can be updated without failing its checks.
+    Only one previous secret is kept: rotating twice ends the first one's grace at once."""
     secret = generate_secret()
+    bot.previous_secret_encrypted = bot.secret_encrypted
+    bot.secret_rotated_at = datetime.now(UTC)
     bot.secret_encrypted = encrypt_secret(settings, secret)
     session.commit()
     log.info("rotated the secret of bot %s", bot.id)
@@ -253,10 +281,18 @@ def rotate_secret(session: Session, settings: Settings, bot: Bot) -> str:
 
 
 def set_active(session: Session, settings: Settings, bot: Bot, active: bool) -> Bot:
-    """Reactivating an HTTP bot re-runs its health check: a dead endpoint stays off the ladder."""
+    """Reactivating an HTTP bot re-runs its health check: a dead endpoint stays off the ladder.
+
+    Reactivation also lifts a suspension and resets the health-failure counter.
+    """
     if active and bot.kind == "http" and bot.endpoint:
-        check_endpoint(settings, bot.endpoint, _plain_secret(settings, bot))
-    bot.status = "active" if active else "inactive"
+        check_endpoint(settings, bot.endpoint, _plain_secret(settings, bot), _grace_secrets(settings, bot))
+    bot.status = BotStatus.ACTIVE if active else BotStatus.INACTIVE
+    bot.status_reason = None
+    bot.suspended_at = None
+    if active:
+        bot.health_failures = 0
+        bot.last_health_error = None
     session.commit()
     return bot
 
@@ -293,7 +329,7 @@ def _ratings(session: Session, bots: list[Bot]) -> dict[uuid.UUID, Rating]:
     return {r.bot_id: r for r in rows}
 
 
-def bot_views(session: Session, bots: list[Bot]) -> list[BotOut]:
+def bot_views(session: Session, bots: list[Bot], settings: Settings | None = None) -> list[BotOut]:
     numbers, ratings = _version_numbers(session, bots), _ratings(session, bots)
     owners = _owner_names(session, bots)
     return [
@@ -312,6 +348,12 @@ def bot_views(session: Session, bots: list[Bot]) -> list[BotOut]:
             created_at=b.created_at,
             updated_at=b.updated_at,
             last_match_at=b.last_match_at,
+            status_reason=b.status_reason,
+            suspended_at=b.suspended_at,
+            health_failures=b.health_failures or 0,
+            last_health_check_at=b.last_health_check_at,
+            last_health_error=b.last_health_error,
+            previous_secret_valid_until=grace_ends_at(settings, b) if settings else None,
         )
         for b in bots
     ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
@@ -20,13 +20,15 @@ from services.gateway.bots.schemas import (
     VersionDetail,
     VersionOut,
 )
+from services.gateway.bounds import VersionNumber
 from services.gateway.deps import CurrentUser, DbSession, SettingsDep, is_admin
 from services.gateway.pagination import Page, Pagination
+from shared.db.models import BotStatus
 
 router = APIRouter(prefix="/bots", tags=["bots"])
 
 GameFilter = Annotated[str | None, Query(max_length=32, description="only bots of this game")]
-StatusFilter = Annotated[Literal["active", "inactive"] | None, Query(description="only bots in this status")]
+StatusFilter = Annotated[BotStatus | None, Query(description="only bots in this status")]
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=BotCreated)
@@ -43,7 +45,7 @@ def register_http_bot(
             f"configure your bot with this secret, then POST /api/v1/bots/{bot.id}/reactivate: "
             "the signed health check runs then and the bot joins the ladder"
         )
-    view = service.bot_views(session, [bot])[0]
+    view = service.bot_views(session, [bot], settings)[0]
     return BotCreated(**view.model_dump(), secret=secret, next_step=next_step)
 
 
@@ -55,13 +57,14 @@ def register_hosted_bot(
     bot = service.register_hosted_bot(
         session, settings, user, body.name, body.game, body.source, body.contract
     )
-    return service.bot_views(session, [bot])[0]
+    return service.bot_views(session, [bot], settings)[0]
 
 
 @router.get("", response_model=Page[BotOut])
 def list_bots(
     user: CurrentUser,
     session: DbSession,
+    settings: SettingsDep,
     page: Pagination,
     game: GameFilter = None,
     status: StatusFilter = None,
@@ -69,7 +72,8 @@ def list_bots(
     """Your bots (every bot for an admin)."""
     owner = None if is_admin(user) else user
     bots, total = service.list_bots(session, owner, game, status, page.limit, page.offset)
-    return Page(items=service.bot_views(session, bots), total=total, limit=page.limit, offset=page.offset)
+    views = service.bot_views(session, bots, settings)
+    return Page(items=views, total=total, limit=page.limit, offset=page.offset)
 
 
 @router.get("/public", response_model=Page[PublicBot])
@@ -82,8 +86,9 @@ def public_bots(
 
 
 @router.get("/{bot_id}", response_model=BotOut)
-def get_bot(bot_id: uuid.UUID, user: CurrentUser, session: DbSession) -> BotOut:
-    return service.bot_views(session, [service.get_owned_bot(session, user, bot_id)])[0]
+def get_bot(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> BotOut:
+    """One of your bots, with its health: a suspended bot's reason and time are here."""
+    return service.bot_views(session, [service.get_owned_bot(session, user, bot_id)], settings)[0]
 
 
 @router.patch("/{bot_id}", response_model=BotOut)
@@ -93,14 +98,16 @@ def update_bot(
     """Rename a bot or move its endpoint; a new endpoint must pass the health check first."""
     bot = service.get_owned_bot(session, user, bot_id)
     service.update_bot(session, settings, bot, body.name, body.endpoint)
-    return service.bot_views(session, [bot])[0]
+    return service.bot_views(session, [bot], settings)[0]
 
 
 @router.post("/{bot_id}/rotate-secret", response_model=SecretRotated)
 def rotate_secret(
     bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep
 ) -> SecretRotated:
-    """Replace the signing secret; the new one is returned once and the old one stops working."""
+    """Replace the signing secret; the new one is returned once. The runner signs with both the new
+    and the old secret for ARENA_SECRET_GRACE_S (24 h by default), so update the bot's server within
+    that window; rotating again ends the old secret's window at once."""
     bot = service.get_owned_bot(session, user, bot_id)
     return SecretRotated(bot_id=bot.id, secret=service.rotate_secret(session, settings, bot))
 
@@ -109,14 +116,15 @@ def rotate_secret(
 def deactivate(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> BotOut:
     """Take the bot off the ladder; it keeps its rating and history."""
     bot = service.set_active(session, settings, service.get_owned_bot(session, user, bot_id), False)
-    return service.bot_views(session, [bot])[0]
+    return service.bot_views(session, [bot], settings)[0]
 
 
 @router.post("/{bot_id}/reactivate", response_model=BotOut)
 def reactivate(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> BotOut:
-    """Put the bot back on the ladder (HTTP bots must pass the health check again)."""
+    """Put the bot back on the ladder, also after a suspension (HTTP bots must pass the health check
+    again); resets the count of failed health checks."""
     bot = service.set_active(session, settings, service.get_owned_bot(session, user, bot_id), True)
-    return service.bot_views(session, [bot])[0]
+    return service.bot_views(session, [bot], settings)[0]
 
 
 @router.post("/{bot_id}/versions", status_code=status.HTTP_201_CREATED, response_model=VersionOut)
@@ -136,7 +144,9 @@ def list_versions(bot_id: uuid.UUID, user: CurrentUser, session: DbSession) -> l
 
 
 @router.get("/{bot_id}/versions/{number}", response_model=VersionDetail)
-def get_version(bot_id: uuid.UUID, number: int, user: CurrentUser, session: DbSession) -> VersionDetail:
+def get_version(
+    bot_id: uuid.UUID, number: VersionNumber, user: CurrentUser, session: DbSession
+) -> VersionDetail:
     """One version with its source (owner or admin only)."""
     bot = service.get_owned_bot(session, user, bot_id)
     return service.version_view(bot, service.get_version(session, bot, number), with_source=True)

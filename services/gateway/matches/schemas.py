@@ -18,7 +18,10 @@ class MatchCreate(BaseModel):
     config: dict[str, Any] | None = Field(
         default=None, description="validated against the game's config schema"
     )
-    rated: bool = Field(default=True, description="whether the result moves ratings")
+    rated: bool = Field(
+        default=False,
+        description="whether the result moves ratings; only admins may set true (everyone else: 403)",
+    )
 
 
 class ParticipantOut(BaseModel):

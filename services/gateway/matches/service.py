@@ -11,9 +11,11 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
+from services.gateway import rate_limit
 from services.gateway.deps import is_admin
 from services.gateway.errors import ApiError, not_found
 from services.gateway.matches.schemas import MatchOut, ParticipantOut
+from shared.config import Settings
 from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Replay, User
 from shared.matches import create_match, enqueue_match
 
@@ -22,8 +24,16 @@ log = logging.getLogger("services.gateway.matches")
 API_PREFIX = "/api/v1"
 
 
+UNRATED_CHALLENGES = (
+    "challenges you start are unrated: ratings only move in ladder matches, where the platform picks "
+    "the opponents, seed and config (a chosen seed, config or sparring partner could otherwise buy "
+    "rating). Only admins can start rated challenges; leave 'rated' out or send false"
+)
+
+
 def create_challenge(
     session: Session,
+    settings: Settings,
     user: User,
     game: str,
     bot_ids: list[uuid.UUID],
@@ -31,7 +41,22 @@ def create_challenge(
     config: dict[str, Any] | None,
     rated: bool,
 ) -> Match:
-    """Queue a match; the caller must own one of the bots (admins may pit any bots)."""
+    """Queue a match; the caller must own one of the bots (admins may pit any bots).
+
+    For everyone but admins a challenge counts against the per-user rate limit (every attempt, so a
+    flood of bad requests is limited too) and can never be rated: not against someone else's bot
+    (the forced-rating attack), and not between your own bots either (a sparring bot built to lose
+    would feed the other wins)."""
+    if not is_admin(user):
+        rate_limit.hit(
+            settings.redis_url,
+            "challenges",
+            user.id,
+            settings.challenge_rate_limit,
+            settings.challenge_rate_window_s,
+        )
+        if rated:
+            raise ApiError(403, UNRATED_CHALLENGES)
     match = create_match(
         session,
         game=game,

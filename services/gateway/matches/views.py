@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Response, status
 
-from services.gateway.deps import CurrentUser, DbSession, MaybeUser
+from services.gateway.deps import CurrentUser, DbSession, MaybeUser, SettingsDep
 from services.gateway.matches import service
 from services.gateway.matches.schemas import MatchCreate, MatchOut
 from services.gateway.pagination import Page, Pagination
@@ -18,11 +18,23 @@ MatchStatus = Literal["queued", "running", "finished", "failed", "cancelled"]
 MatchKind = Literal["ladder", "challenge", "evaluation"]
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, response_model=MatchOut)
-def create_challenge(body: MatchCreate, user: CurrentUser, session: DbSession) -> MatchOut:
-    """Challenge: play the given bots against each other now. You must own at least one of them."""
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    response_model=MatchOut,
+    responses={
+        403: {"description": "a rated challenge asked by a non-admin, or none of the bots is yours"},
+        429: {"description": "over the per-user challenge limit; see the Retry-After header"},
+    },
+)
+def create_challenge(
+    body: MatchCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
+) -> MatchOut:
+    """Challenge: play the given bots against each other now. You must own at least one of them.
+    Challenges are unrated (only admins may ask for a rated one) and limited per user
+    (ARENA_CHALLENGE_RATE_LIMIT per ARENA_CHALLENGE_RATE_WINDOW_S; over it: 429 with Retry-After)."""
     match = service.create_challenge(
-        session, user, body.game, body.bot_ids, body.seed, body.config, body.rated
+        session, settings, user, body.game, body.bot_ids, body.seed, body.config, body.rated
     )
     return service.match_views(session, [service.get_match(session, match.id)], user)[0]
 

@@ -43,6 +43,9 @@ class BattleMatch(Match):
         self._map_json = self.map.to_json()
 
     # ----------------------------------------------------------------- turn
+    def check_action(self, player: int, action: JSON | None) -> None:
+        self.sanitiser.sanitise(action, {u.uid: u.alive for u in self.world.team_units[player]})
+
     def step(self, actions: Sequence[JSON | None]) -> StepResult:
         if self.finished:
             return StepResult([], [])

@@ -23,6 +23,23 @@ from typing import Any
 
 MAX_MESSAGE_LENGTH = 64
 MAX_STDERR_LINES = 200
+SCRIPT_LAUNCHER = (
+    "def _run(path):\n"
+    "    import sys\n"
+    "    with open(path, 'rb') as file:\n"
+    "        text = file.read().decode('utf-8')\n"
+    "    code = compile(text, path, 'exec', dont_inherit=True)\n"
+    "    namespace = sys.modules['__main__'].__dict__\n"
+    "    del namespace['_run']\n"
+    "    namespace['__file__'] = path\n"
+    "    sys.argv[:] = [path]\n"
+    "    exec(code, namespace)\n"
+    "_run(__import__('sys').argv[1])\n"
+)
+"""Runs the script as `__main__` from its text decoded as strict UTF-8, never `python script.py`:
+compile() of a str ignores coding declarations, so the script runs exactly the text the static gate
+checked (a `# coding: utf-7` line would otherwise turn a comment into code). -I keeps the working
+directory and the environment out of the import path."""
 
 
 def init_lines(observation: dict[str, Any]) -> list[str]:
@@ -122,7 +139,7 @@ class CodinGameProcess:
     def start(self) -> None:
         env = {"PYTHONUNBUFFERED": "1", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         self._process = subprocess.Popen(
-            [self.python, "-u", self.script],
+            [self.python, "-I", "-u", "-c", SCRIPT_LAUNCHER, self.script],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -91,6 +91,15 @@ class PodracingMatch(Match):
             "opponents": theirs,
         }
 
+    def _targets(self, player: int) -> list[tuple[int, int]]:
+        """The next checkpoints of a player's pods: where a pod without a usable command aims."""
+        race = self.race
+        pods = race.pods[player * PODS_PER_PLAYER : (player + 1) * PODS_PER_PLAYER]
+        return [race.checkpoints[pod.next_checkpoint] for pod in pods]
+
+    def check_action(self, player: int, action: JSON | None) -> None:
+        sanitize_action(action, self._targets(player), self.race.config.max_thrust)
+
     def step(self, actions: Sequence[JSON | None]) -> StepResult:
         if self.finished:
             return StepResult(events=[], frames=[])
@@ -99,9 +108,7 @@ class PodracingMatch(Match):
         messages: list[str | None] = []
         for player in range(NUM_PLAYERS):
             raw = actions[player] if player < len(actions) else None
-            pods = race.pods[player * PODS_PER_PLAYER : (player + 1) * PODS_PER_PLAYER]
-            targets = [race.checkpoints[pod.next_checkpoint] for pod in pods]
-            sanitized = sanitize_action(raw, targets, race.config.max_thrust)
+            sanitized = sanitize_action(raw, self._targets(player), race.config.max_thrust)
             commands.extend(sanitized.commands)
             messages.extend(sanitized.messages)
             self._metrics[player]["invalid_actions"] += sanitized.invalid

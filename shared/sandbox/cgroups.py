@@ -1,0 +1,249 @@
+"""Control groups for one sandbox: limits that hold for all its processes together, a freezer so
+nothing of the bot runs between its turns, and a kill that misses no process.
+
+Works with cgroup v1 (one hierarchy per controller: memory, pids, cpu/cpuacct, freezer) and v2
+(one unified hierarchy with memory, pids and cpu enabled for our subtree). A sandbox's groups are
+created below the current process's own groups (as /proc/self/cgroup names them), so a worker in a
+container stays inside its container's limits. When no usable hierarchy exists (not root, read-only
+cgroupfs, controllers missing), `detect()` returns None and the caller falls back to a sandbox
+that cannot create processes at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import functools
+import logging
+import os
+import signal
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.sandbox.limits import SandboxLimits
+
+log = logging.getLogger(__name__)
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
+V2_CONTROLLERS = ("memory", "pids", "cpu")
+CPU_PERIOD_US = 100_000
+
+
+class CgroupVersion(enum.Enum):
+    V1 = "v1"
+    V2 = "v2"
+
+
+class CgroupError(RuntimeError):
+    """A sandbox's cgroup could not be created or configured."""
+
+
+@dataclass(frozen=True, slots=True)
+class CgroupSupport:
+    version: CgroupVersion
+    parents: dict[str, Path]
+    """Where sandboxes' groups are created: per v1 controller, or {"unified": ...} for v2."""
+
+
+def _own_paths() -> dict[str, str]:
+    """Our cgroup path per hierarchy: {"memory": "/a/b", ..., "": "/x"} ("" is the v2 one)."""
+    paths: dict[str, str] = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _id, controllers, path = line.split(":", 2)
+        for name in controllers.split(",") if controllers else [""]:
+            paths[name] = path
+    return paths
+
+
+def _mounts() -> dict[str, Path]:
+    """Mount points from /proc/self/mountinfo: v1 controller name -> mount, "unified" -> v2 mount."""
+    mounts: dict[str, Path] = {}
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or len(tail) < 3:
+            continue
+        if tail[0] == "cgroup2":
+            mounts.setdefault("unified", Path(fields[4]))
+        elif tail[0] == "cgroup":
+            for option in tail[2].split(","):
+                if option in V1_CONTROLLERS:
+                    mounts.setdefault(option, Path(fields[4]))
+    return mounts
+
+
+def _v1_support(mounts: dict[str, Path], own: dict[str, str]) -> CgroupSupport | None:
+    parents: dict[str, Path] = {}
+    for controller in V1_CONTROLLERS:
+        if controller not in mounts or controller not in own:
+            return None
+        parents[controller] = mounts[controller] / own[controller].lstrip("/")
+    if not all(os.access(p, os.W_OK) for p in parents.values()):
+        return None
+    return CgroupSupport(CgroupVersion.V1, parents)
+
+
+def _v2_support(mounts: dict[str, Path], own: dict[str, str]) -> CgroupSupport | None:
+    if "unified" not in mounts or "" not in own:
+        return None
+    parent = mounts["unified"] / own[""].lstrip("/")
+    try:
+        available = (parent / "cgroup.controllers").read_text().split()
+        if not set(V2_CONTROLLERS) <= set(available):
+            return None
+        enabled = (parent / "cgroup.subtree_control").read_text().split()
+        missing = [c for c in V2_CONTROLLERS if c not in enabled]
+        if missing:
+            (parent / "cgroup.subtree_control").write_text(" ".join("+" + c for c in missing))
+    except OSError:
+        return None
+    return CgroupSupport(CgroupVersion.V2, {"unified": parent})
+
+
+@functools.cache
+def detect() -> CgroupSupport | None:
+    """The hierarchy sandboxes can use here, or None (then: no process creation in sandboxes)."""
+    try:
+        mounts, own = _mounts(), _own_paths()
+    except OSError:
+        return None
+    support = _v1_support(mounts, own) or _v2_support(mounts, own)
+    if support is None:
+        log.warning(
+            "no writable cgroup hierarchy with memory, pids, cpu and freezer: hosted bots run "
+            "without cgroups, so their sandboxes may not create processes (threads only) and "
+            "codingame bots, which need one, are refused"
+        )
+    return support
+
+
+class SandboxCgroup:
+    """The groups of one sandbox. Create, let the launcher `enter()` them, and `destroy()`."""
+
+    def __init__(self, support: CgroupSupport, limits: SandboxLimits) -> None:
+        self.support = support
+        name = f"arena-sandbox-{uuid.uuid4().hex[:12]}"
+        self.dirs = {key: parent / name for key, parent in support.parents.items()}
+        self.frozen = False
+        created: list[Path] = []
+        try:
+            for directory in dict.fromkeys(self.dirs.values()):
+                directory.mkdir(mode=0o755)
+                created.append(directory)
+            self._configure(limits)
+        except OSError as exc:
+            for directory in created:
+                with contextlib.suppress(OSError):
+                    directory.rmdir()
+            raise CgroupError(f"cannot create the sandbox's cgroup: {exc}") from exc
+        self._procs_files = [str(d / "cgroup.procs") for d in dict.fromkeys(self.dirs.values())]
+
+    # -- set-up ------------------------------------------------------------------------------
+
+    def _configure(self, limits: SandboxLimits) -> None:
+        memory = limits.memory_mb * 1024 * 1024
+        quota = max(1000, int(limits.cpu_quota * CPU_PERIOD_US))
+        if self.support.version is CgroupVersion.V1:
+            mem = self.dirs["memory"]
+            (mem / "memory.limit_in_bytes").write_text(str(memory))
+            if (mem / "memory.memsw.limit_in_bytes").exists():  # swap off: memory+swap = memory
+                (mem / "memory.memsw.limit_in_bytes").write_text(str(memory))
+            with contextlib.suppress(OSError):
+                (mem / "memory.swappiness").write_text("0")
+            (self.dirs["pids"] / "pids.max").write_text(str(limits.processes))
+            (self.dirs["cpu"] / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+            (self.dirs["cpu"] / "cpu.cfs_quota_us").write_text(str(quota))
+        else:
+            unified = self.dirs["unified"]
+            (unified / "memory.max").write_text(str(memory))
+            if (unified / "memory.swap.max").exists():
+                (unified / "memory.swap.max").write_text("0")
+            (unified / "pids.max").write_text(str(limits.processes))
+            (unified / "cpu.max").write_text(f"{quota} {CPU_PERIOD_US}")
+
+    def enter(self) -> None:
+        """Move the calling process into every group (the launcher, before it runs the sandbox)."""
+        pid = str(os.getpid())
+        for path in self._procs_files:
+            with open(path, "w") as handle:
+                handle.write(pid)
+
+    # -- freezing ----------------------------------------------------------------------------
+
+    def freeze(self) -> None:
+        self._set_frozen(True)
+
+    def thaw(self) -> None:
+        self._set_frozen(False)
+
+    def _set_frozen(self, frozen: bool) -> None:
+        if self.support.version is CgroupVersion.V1:
+            (self.dirs["freezer"] / "freezer.state").write_text("FROZEN" if frozen else "THAWED")
+        else:
+            (self.dirs["unified"] / "cgroup.freeze").write_text("1" if frozen else "0")
+        self.frozen = frozen
+
+    # -- accounting --------------------------------------------------------------------------
+
+    def cpu_usage_s(self) -> float:
+        """CPU time used by all processes of the sandbox so far."""
+        if self.support.version is CgroupVersion.V1:
+            return int((self.dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
+        for line in (self.dirs["unified"] / "cpu.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "usage_usec":
+                return int(value) / 1e6
+        return 0.0
+
+    def pids(self) -> list[int]:
+        key = "pids" if self.support.version is CgroupVersion.V1 else "unified"
+        try:
+            return [int(p) for p in (self.dirs[key] / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return []
+
+    def memory_peak_bytes(self) -> int:
+        if self.support.version is CgroupVersion.V1:
+            return int((self.dirs["memory"] / "memory.max_usage_in_bytes").read_text())
+        peak = self.dirs["unified"] / "memory.peak"
+        return int(peak.read_text()) if peak.exists() else 0
+
+    # -- teardown ----------------------------------------------------------------------------
+
+    def kill(self, timeout_s: float = 5.0) -> None:
+        """SIGKILL every process in the sandbox's groups (thawed first: a frozen v1 task would
+        not die until thawed) and wait until they are gone."""
+        with contextlib.suppress(OSError):
+            self.thaw()
+        kill_file = self.dirs.get("unified", Path("/nonexistent")) / "cgroup.kill"
+        deadline = time.monotonic() + timeout_s
+        while (pids := self.pids()) and time.monotonic() < deadline:
+            if kill_file.exists():
+                with contextlib.suppress(OSError):
+                    kill_file.write_text("1")
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.005)
+
+    def destroy(self) -> None:
+        """Kill what is left and remove the groups (retried briefly while the kernel reaps)."""
+        self.kill()
+        for directory in dict.fromkeys(self.dirs.values()):
+            deadline = time.monotonic() + 5.0
+            while directory.exists():
+                try:
+                    directory.rmdir()
+                except FileNotFoundError:
+                    break
+                except OSError as exc:
+                    if time.monotonic() > deadline:
+                        log.error("cannot remove cgroup %s: %s", directory, exc)
+                        break
+                    time.sleep(0.01)
+
+    def exists(self) -> bool:
+        return any(d.exists() for d in self.dirs.values())
