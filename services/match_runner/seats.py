@@ -17,13 +17,16 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from services.match_runner.runner import TurnClient, UnreachableBot
 from services.match_runner.store import Seat
 from shared.botclient import BotEndpointError, HttpBotConnection
 from shared.config import Settings
 from shared.crypto import SecretDecryptionError, decrypt_secret
+
+if TYPE_CHECKING:
+    from shared.sandbox.turns import FrozenBetweenTurns
 
 log = logging.getLogger(__name__)
 
@@ -107,10 +110,12 @@ async def _open_hosted(seat: Seat, secret: str, game: str, settings: Settings) -
         return _unreachable(sandbox.start_error[:500], SeatProblem.START_FAILED, closers)
     http = HttpBotConnection.over_unix_socket(sandbox.socket_path, secret, settings)
     connection = FrozenBetweenTurns(http, sandbox)  # the sandbox runs only while a request is in flight
-    return await _checked(connection, settings, [connection.aclose, *closers])  # type: ignore[arg-type]
+    return await _checked(connection, settings, [connection.aclose, *closers])
 
 
-async def _checked(connection: HttpBotConnection, settings: Settings, closers: list[Any]) -> OpenSeat:
+async def _checked(
+    connection: HttpBotConnection | FrozenBetweenTurns, settings: Settings, closers: list[Any]
+) -> OpenSeat:
     """A signed health check before the first turn; a failing bot still plays (it may recover), but
     the match is not rated (see play.py)."""
     try:

@@ -99,7 +99,7 @@ class BotServer:
     secret: str
 
 
-def _wait_decide(observation: Any) -> Any:
+def runner_policy(observation: Any) -> Any:
     from shared.games.podracing.bots import runner
 
     return runner(observation)
@@ -111,7 +111,7 @@ def bot_server() -> Iterator[BotServer]:
     from shared.botsdk import make_server
 
     secret = generate_secret()
-    server = make_server(_wait_decide, secret=secret, port=0)
+    server = make_server(runner_policy, secret=secret, port=0)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     thread.start()
     host, port = server.server_address[:2]
@@ -120,21 +120,21 @@ def bot_server() -> Iterator[BotServer]:
     server.server_close()
 
 
-@pytest.fixture()
-def http_bot(client: TestClient, alice: Account, bot_server: BotServer) -> dict[str, Any]:
-    """A registered, health-checked HTTP bot owned by alice (with its one-time secret)."""
+def register_http_bot(client: TestClient, owner: Account, server: BotServer) -> dict[str, Any]:
+    """Register `server` as a podracing HTTP bot of `owner` (health-checked); the bot with its secret."""
     answer = client.post(
         "/api/v1/bots",
-        json={
-            "name": unique("racer"),
-            "game": "podracing",
-            "endpoint": bot_server.url,
-            "secret": bot_server.secret,
-        },
-        headers=alice.headers,
+        json={"name": unique("racer"), "game": "podracing", "endpoint": server.url, "secret": server.secret},
+        headers=owner.headers,
     )
     assert answer.status_code == 201, answer.text
     return answer.json()
+
+
+@pytest.fixture()
+def http_bot(client: TestClient, alice: Account, bot_server: BotServer) -> dict[str, Any]:
+    """A registered, health-checked HTTP bot owned by alice (with its one-time secret)."""
+    return register_http_bot(client, alice, bot_server)
 
 
 DECIDE_SOURCE = '''"""Drive straight at the next checkpoint."""

@@ -27,7 +27,7 @@ from shared.db.session import session_scope
 from shared.matches import MatchRequestError
 from shared.protocol.signing import generate_secret
 from tests.conftest import ManagedProcess
-from tests.gateway.conftest import Account, BotServer, _wait_decide, unique
+from tests.gateway.conftest import Account, BotServer, register_http_bot, runner_policy
 from tests.match_runner.conftest import queue_match, start_worker, wait_for_match
 
 SUSPEND_AFTER = 3
@@ -50,7 +50,7 @@ class SdkServers:
     def __call__(self, secret: str, host: str = "127.0.0.1") -> BotServer:
         from shared.botsdk import make_server
 
-        server = make_server(_wait_decide, secret=secret, port=0)
+        server = make_server(runner_policy, secret=secret, port=0)
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
         url = f"http://{host}:{server.server_address[1]}"
         self._running[url] = server
@@ -72,16 +72,6 @@ def sdk_servers() -> Iterator[SdkServers]:
     servers = SdkServers()
     yield servers
     servers.stop_all()
-
-
-def _register(client: TestClient, owner: Account, server: BotServer) -> dict[str, Any]:
-    answer = client.post(
-        "/api/v1/bots",
-        json={"name": unique("racer"), "game": "podracing", "endpoint": server.url, "secret": server.secret},
-        headers=owner.headers,
-    )
-    assert answer.status_code == 201, answer.text
-    return answer.json()
 
 
 def _rotate(client: TestClient, owner: Account, bot: dict[str, Any]) -> str:
@@ -133,7 +123,7 @@ def test_rotated_secret_keeps_working_during_the_grace_window(
 ) -> None:
     old_secret = generate_secret()
     server = sdk_servers(old_secret)  # keeps the old secret: its owner has not updated it yet
-    rotated, opponent = _register(client, alice, server), _register(client, alice, server)
+    rotated, opponent = register_http_bot(client, alice, server), register_http_bot(client, alice, server)
     _rotate(client, alice, rotated)
     view = _bot(client, alice, rotated)
     assert view["previous_secret_valid_until"] is not None
@@ -155,7 +145,7 @@ def test_a_bot_failing_its_health_check_is_unrated_skipped_suspended_and_reactiv
     sdk_servers: SdkServers,
 ) -> None:
     server = sdk_servers(generate_secret())
-    broken, opponent = _register(client, alice, server), _register(client, alice, server)
+    broken, opponent = register_http_bot(client, alice, server), register_http_bot(client, alice, server)
     _rotate(client, alice, broken)
     new_secret = _rotate(client, alice, broken)  # twice: the server's secret is neither of them now
     default_mu = ratings.default_mu()
@@ -217,7 +207,7 @@ def test_a_failed_match_shows_no_endpoint_to_the_public(
 ) -> None:
     """One bot's server is gone (connection refused), the other's has a stale secret (401)."""
     gone, stale = sdk_servers(generate_secret(), host="localhost"), sdk_servers(generate_secret())
-    bots = [_register(client, alice, gone), _register(client, alice, stale)]
+    bots = [register_http_bot(client, alice, gone), register_http_bot(client, alice, stale)]
     sdk_servers.stop(gone)
     _rotate(client, alice, bots[1])
     _rotate(client, alice, bots[1])

@@ -9,17 +9,7 @@ from typing import Any
 import httpx
 from fastapi.testclient import TestClient
 
-from tests.gateway.conftest import Account, BotServer, unique
-
-
-def _http_bot(client: TestClient, owner: Account, server: BotServer) -> dict[str, Any]:
-    answer = client.post(
-        "/api/v1/bots",
-        json={"name": unique("b"), "game": "podracing", "endpoint": server.url, "secret": server.secret},
-        headers=owner.headers,
-    )
-    assert answer.status_code == 201, answer.text
-    return answer.json()
+from tests.gateway.conftest import Account, BotServer, register_http_bot
 
 
 def _challenge(client: TestClient, who: Account, bots: list[dict[str, Any]], **extra: Any) -> Any:
@@ -36,7 +26,7 @@ def _mu(client: TestClient, owner: Account, bot: dict[str, Any]) -> float:
 def test_rated_challenge_against_someone_elses_bot_is_refused(
     client: TestClient, alice: Account, bob: Account, bot_server: BotServer
 ) -> None:
-    mine, theirs = _http_bot(client, alice, bot_server), _http_bot(client, bob, bot_server)
+    mine, theirs = register_http_bot(client, alice, bot_server), register_http_bot(client, bob, bot_server)
     answer = _challenge(client, alice, [mine, theirs], rated=True, seed=7, config={"laps": 1})
     assert answer.status_code == 403, answer.text
     assert "unrated" in answer.json()["detail"] and "ladder" in answer.json()["detail"]
@@ -46,7 +36,7 @@ def test_rated_challenge_between_your_own_bots_is_refused(
     client: TestClient, alice: Account, bot_server: BotServer
 ) -> None:
     """Self-play would let an owner feed one bot wins from a sparring bot built to lose."""
-    one, two = _http_bot(client, alice, bot_server), _http_bot(client, alice, bot_server)
+    one, two = register_http_bot(client, alice, bot_server), register_http_bot(client, alice, bot_server)
     for extra in ({"rated": True}, {"rated": True, "seed": 1}):
         answer = _challenge(client, alice, [one, two], **extra)
         assert answer.status_code == 403, answer.text
@@ -59,7 +49,7 @@ def test_a_challenge_is_unrated_by_default_and_the_victims_mu_does_not_move(
     runner against real bots; the challenged bot's rating must not change."""
     from services.match_runner.play import Outcome, run_match
 
-    mine, theirs = _http_bot(client, alice, bot_server), _http_bot(client, bob, bot_server)
+    mine, theirs = register_http_bot(client, alice, bot_server), register_http_bot(client, bob, bot_server)
     before = _mu(client, bob, theirs)
     for seed in (1, 2):
         answer = _challenge(client, alice, [mine, theirs], seed=seed, config={"laps": 1})
@@ -75,7 +65,7 @@ def test_a_challenge_is_unrated_by_default_and_the_victims_mu_does_not_move(
 def test_admins_may_still_start_rated_challenges(
     client: TestClient, admin: Account, alice: Account, bob: Account, bot_server: BotServer
 ) -> None:
-    one, two = _http_bot(client, alice, bot_server), _http_bot(client, bob, bot_server)
+    one, two = register_http_bot(client, alice, bot_server), register_http_bot(client, bob, bot_server)
     answer = _challenge(client, admin, [one, two], rated=True, seed=3, config={"laps": 1})
     assert answer.status_code == 201, answer.text
     assert answer.json()["rated"] is True
