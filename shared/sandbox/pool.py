@@ -3,15 +3,23 @@
 A sandbox is never reused across matches (module state would leak from one match to the next), so
 a pool hit only saves the start-up; after each hit the pool refills in the background. Cold starts
 are fast enough that per-match start is the default; see docs/hosted-bots.md for the figures.
+
+Refills run on ONE thread that lives as long as the pool: bubblewrap's --die-with-parent follows
+the thread that started it (PR_SET_PDEATHSIG), so a sandbox started by a short-lived thread would
+be killed the moment that thread ended.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections import defaultdict
 
 from shared.sandbox.backends import SandboxedBot
 from shared.sandbox.limits import SandboxLimits
+
+RefillRequest = tuple[str, str, str, str, str | None]
+"""(version, source, secret, contract, game)."""
 
 
 class WarmPool:
@@ -30,7 +38,8 @@ class WarmPool:
         self._ready: dict[tuple[str, str, str, str | None], list[SandboxedBot]] = defaultdict(list)
         self._lock = threading.Lock()
         self._closed = False
-        self._refills: list[threading.Thread] = []
+        self._refills: queue.SimpleQueue[RefillRequest | None] = queue.SimpleQueue()
+        self._refiller: threading.Thread | None = None
         self.hits = 0
         self.misses = 0
 
@@ -86,24 +95,32 @@ class WarmPool:
             self.misses += 1
             bot = self._new(source, secret, contract, game)
             bot.start()
-        refill = threading.Thread(
-            target=self.prewarm,
-            args=(version, source),
-            kwargs={"secret": secret, "contract": contract, "game": game},
-            daemon=True,
-        )
-        with self._lock:
-            self._refills = [t for t in self._refills if t.is_alive()] + [refill]
-        refill.start()
+        self._request_refill((version, source, secret, contract, game))
         return bot
+
+    def _request_refill(self, request: RefillRequest) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            if self._refiller is None:
+                self._refiller = threading.Thread(target=self._refill_forever, name="warm-pool", daemon=True)
+                self._refiller.start()
+        self._refills.put(request)
+
+    def _refill_forever(self) -> None:
+        """The pool's one refill thread: it must outlive every sandbox it starts (module docstring)."""
+        while (request := self._refills.get()) is not None:
+            version, source, secret, contract, game = request
+            self.prewarm(version, source, secret=secret, contract=contract, game=game)
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
             bots = [b for group in self._ready.values() for b in group]
             self._ready.clear()
-            refills = list(self._refills)
-        for thread in refills:
-            thread.join(timeout=10)
+            refiller = self._refiller
+        self._refills.put(None)
+        if refiller is not None:
+            refiller.join(timeout=10)
         for bot in bots:
             bot.close()

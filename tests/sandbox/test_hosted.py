@@ -163,3 +163,23 @@ def test_warm_pool_hands_out_started_bots_once(secret: str) -> None:
         second.close()
     finally:
         pool.close()
+
+
+@requires_bwrap
+def test_sandboxes_the_pool_refills_in_the_background_stay_alive(secret: str) -> None:
+    """bubblewrap's --die-with-parent follows the thread that started it: a sandbox started by a
+    short-lived refill thread was killed when that thread ended, so every second hit was dead."""
+    from shared.sandbox.pool import WarmPool
+
+    pool = WarmPool(per_key=1)
+    try:
+        for n in range(4):
+            pool.prewarm("v1", ECHO_BOT, secret=secret)
+            bot = pool.acquire("v1", ECHO_BOT, secret=secret)
+            time.sleep(0.3)  # let the background refill start (and finish) its sandbox
+            assert bot.alive, f"hit {n}: the pooled sandbox was killed ({bot.log_tail()})"
+            assert ask(bot, secret, {"n": n})["double"] == 2 * n
+            bot.close()
+        assert pool.hits == 4
+    finally:
+        pool.close()
