@@ -144,3 +144,14 @@ def decide(observation):
     pods = observation["pods"]
     return {"pods": [{"x": 8000, "y": 4500, "thrust": 100} for _ in pods]}
 '''
+
+
+def register_hosted_bot(client: TestClient, owner: Account) -> dict[str, Any]:
+    """Upload DECIDE_SOURCE as a podracing hosted bot of `owner`; the created bot."""
+    answer = client.post(
+        "/api/v1/bots/hosted",
+        json={"name": unique("h"), "game": "podracing", "source": DECIDE_SOURCE},
+        headers=owner.headers,
+    )
+    assert answer.status_code == 201, answer.text
+    return answer.json()

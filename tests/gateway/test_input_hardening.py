@@ -8,19 +8,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.gateway.conftest import DECIDE_SOURCE, Account, unique
+from tests.gateway.conftest import DECIDE_SOURCE, Account, register_hosted_bot, unique
 
 HUGE = str(2**64)
-
-
-def _hosted(client: TestClient, owner: Account) -> dict[str, Any]:
-    answer = client.post(
-        "/api/v1/bots/hosted",
-        json={"name": unique("h"), "game": "podracing", "source": DECIDE_SOURCE},
-        headers=owner.headers,
-    )
-    assert answer.status_code == 201, answer.text
-    return answer.json()
 
 
 def _assert_clear_4xx(answer: Any, *words: str) -> None:
@@ -38,14 +28,14 @@ def test_offset_beyond_64_bits_is_a_422(client: TestClient, alice: Account, path
 
 
 def test_version_number_beyond_32_bits_is_a_422(client: TestClient, alice: Account) -> None:
-    bot = _hosted(client, alice)
+    bot = register_hosted_bot(client, alice)
     for number in (str(2**31), HUGE, "-1"):
         answer = client.get(f"/api/v1/bots/{bot['id']}/versions/{number}", headers=alice.headers)
         _assert_clear_4xx(answer, "number")
 
 
 def test_nul_in_body_strings_is_a_422(client: TestClient, alice: Account) -> None:
-    bot = _hosted(client, alice)
+    bot = register_hosted_bot(client, alice)
     cases = [
         ("/api/v1/me/api-keys", {"name": "key\x00name"}),
         (f"/api/v1/bots/{bot['id']}/versions", {"source": DECIDE_SOURCE, "notes": {"why": "a\x00b"}}),
@@ -72,7 +62,7 @@ def test_nul_in_query_parameters_is_a_400(client: TestClient, alice: Account, pa
 
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
 def test_nan_and_infinity_in_json_are_a_422(client: TestClient, alice: Account, number: str) -> None:
-    bot = _hosted(client, alice)
+    bot = register_hosted_bot(client, alice)
     raw = '{"source": "def decide(o):\\n    return {}\\n", "notes": {"score": ' + number + "}}"
     answer = client.post(
         f"/api/v1/bots/{bot['id']}/versions",

@@ -16,17 +16,7 @@ from shared.db.models import Match, Replay
 from shared.games.registry import get_game
 from shared.games.replay import compress, play_local
 from shared.queue import TASK_PLAY_MATCH
-from tests.gateway.conftest import DECIDE_SOURCE, Account, unique
-
-
-def _hosted(client: TestClient, owner: Account) -> dict[str, Any]:
-    answer = client.post(
-        "/api/v1/bots/hosted",
-        json={"name": unique("h"), "game": "podracing", "source": DECIDE_SOURCE},
-        headers=owner.headers,
-    )
-    assert answer.status_code == 201, answer.text
-    return answer.json()
+from tests.gateway.conftest import Account, register_hosted_bot
 
 
 @contextmanager
@@ -47,7 +37,7 @@ def _published() -> Iterator[list[tuple[str, Any, str]]]:
 def test_challenge_is_stored_and_queued(
     client: TestClient, alice: Account, bob: Account, http_bot: dict[str, Any], redis_url: str
 ) -> None:
-    theirs = _hosted(client, bob)
+    theirs = register_hosted_bot(client, bob)
     with _published() as sent:
         answer = client.post(
             "/api/v1/matches",
@@ -81,7 +71,7 @@ def test_challenge_is_stored_and_queued(
 def test_challenge_rules(
     client: TestClient, alice: Account, bob: Account, admin: Account, http_bot: dict[str, Any]
 ) -> None:
-    b1, b2 = _hosted(client, bob), _hosted(client, bob)
+    b1, b2 = register_hosted_bot(client, bob), register_hosted_bot(client, bob)
     not_mine = client.post(
         "/api/v1/matches", json={"game": "podracing", "bot_ids": [b1["id"], b2["id"]]}, headers=alice.headers
     )
@@ -126,7 +116,7 @@ def test_challenge_rules(
 def test_results_and_replay_download(
     client: TestClient, alice: Account, bob: Account, http_bot: dict[str, Any], db_session
 ) -> None:  # type: ignore[no-untyped-def]
-    theirs = _hosted(client, bob)
+    theirs = register_hosted_bot(client, bob)
     created = client.post(
         "/api/v1/matches",
         json={"game": "podracing", "bot_ids": [http_bot["id"], theirs["id"]]},
