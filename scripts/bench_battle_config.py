@@ -74,7 +74,7 @@ def runner_seconds(config: BattleConfig) -> tuple[float, float]:
 
 def main() -> None:
     print(f"battle config cost bound: {MAX_MATCH_COST_S:.0f} s of runner time per match, {MAX_TURNS} turns")
-    for name, config in WORST_ACCEPTED.items():
+    for name, config in {"default config": BattleConfig(), **WORST_ACCEPTED}.items():
         per_turn, total = runner_seconds(config)
         print(
             f"  {name:30s} {config.turns:5d} turns, {config.time_limit_s:6.1f} s game time:"

@@ -23,6 +23,8 @@ import httpx
 
 from shared.protocol.signing import Signer, generate_secret
 from shared.sandbox.backends import SandboxedBot
+from shared.sandbox.cgroups import SandboxCgroup, detect
+from shared.sandbox.limits import SandboxLimits
 from shared.sandbox.pool import WarmPool
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -159,6 +161,22 @@ def freeze_thaw_pairs(bot: SandboxedBot, n: int) -> list[float]:
     return times
 
 
+def cgroup_lifecycle(n: int) -> tuple[list[float], list[float]]:
+    """(create and configure a sandbox's groups, kill and remove them) with no process inside."""
+    support = detect()
+    if support is None:
+        return [], []
+    made, removed = [], []
+    for _ in range(n):
+        started = time.perf_counter()
+        group = SandboxCgroup(support, SandboxLimits())
+        made.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        group.destroy()
+        removed.append(time.perf_counter() - started)
+    return made, removed
+
+
 def _serve_plain(secret: str, where: list[str]) -> subprocess.Popen[bytes]:
     env = {**os.environ, "BENCH_SECRET": secret}
     command = [
@@ -202,6 +220,9 @@ def main() -> int:
             frozen = frozen_round_trips(bot, client, signer, args.turns)
             rows.append(("turn: sandboxed, frozen between turns", frozen))
             rows.append(("freeze + thaw (cgroup freezer), no turn", freeze_thaw_pairs(bot, args.turns)))
+    made, removed = cgroup_lifecycle(args.starts * 5)
+    if made:
+        rows += [("cgroups: create and configure", made), ("cgroups: kill and remove", removed)]
     with tempfile.TemporaryDirectory() as tmp:
         sock = os.path.join(tmp, "bot.sock")
         proc = _serve_plain(secret, ["--unix-socket", sock])

@@ -19,8 +19,8 @@ NAMED_MAP_SIZE = (40.0, 26.0)
 # a full table (COST_PLAYERS) and for the worst case the constants were measured on (every unit
 # seeing every other on an open arena with the longest order history, all alive: each unit's
 # observation then lists 79 others and 20 histories of 64 orders). Measured on the reference
-# engine with tests/games/battle/test_config_cost.py (CPU time, one core of the development
-# machine): 0.2 ms per unit per turn with the default config, up to 2.1 ms at 80 units in full
+# engine in CPU time on one core (scripts/bench_battle_config.py prints the per-turn cost of these
+# configs): 0.2 ms per unit per turn with the default config, up to 2.1 ms at 80 units in full
 # sight with the longest histories, for observations (perception, JSON) and reading orders;
 # about 0.35 us per unit per physics tick; about 1 ms per bot per turn for the signed HTTP
 # exchange. The constants take the worst of these, rounded up.
