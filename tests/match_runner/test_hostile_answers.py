@@ -73,6 +73,23 @@ def _no_unstorable_text(value: Any) -> None:
     text.encode("utf-8")  # no lone surrogates
 
 
+@pytest.fixture
+def play_hostile(
+    worker: ManagedProcess,
+    good_bot: RunningBot,
+    bot_factory: Callable[..., RunningBot],
+    register_bot: Callable[..., uuid.UUID],
+) -> Callable[..., Any]:
+    """Play one match of a misbehaving bot (slot 0, in the given mode) against a good one; the
+    finished match and the misbehaving bot's id."""
+
+    def play(mode: str, seed: int, timeout: float = 60) -> tuple[Any, uuid.UUID]:
+        bad_id, good_id = register_bot(bot_factory(mode)), register_bot(good_bot)
+        return wait_for_match(queue_match([bad_id, good_id], seed=seed), worker, timeout=timeout), bad_id
+
+    return play
+
+
 def _assert_rated_and_finished(match: Any) -> None:
     assert match.status == "finished", match.error
     assert match.rated
@@ -84,15 +101,11 @@ def _assert_rated_and_finished(match: Any) -> None:
 def test_hostile_answer_counts_against_its_bot_alone(
     mode: str,
     expected_error: str,
+    play_hostile: Callable[..., Any],
     worker: ManagedProcess,
-    good_bot: RunningBot,
-    bot_factory: Callable[..., RunningBot],
-    register_bot: Callable[..., uuid.UUID],
     gateway: TestClient,
 ) -> None:
-    offender = bot_factory(mode)
-    bad_id, good_id = register_bot(offender), register_bot(good_bot)
-    match = wait_for_match(queue_match([bad_id, good_id], seed=21), worker)
+    match, bad_id = play_hostile(mode, seed=21)
 
     _assert_rated_and_finished(match)
     bad, good = match.participants
@@ -109,16 +122,11 @@ def test_hostile_answer_counts_against_its_bot_alone(
 @pytest.mark.parametrize("mode", ["nulaction", "wrongtypes"])
 def test_odd_but_readable_actions_are_sanitised_and_stored_safely(
     mode: str,
-    worker: ManagedProcess,
-    good_bot: RunningBot,
-    bot_factory: Callable[..., RunningBot],
-    register_bot: Callable[..., uuid.UUID],
+    play_hostile: Callable[..., Any],
     gateway: TestClient,
 ) -> None:
     """NUL in keys and values, lone surrogates, wrong types deep inside: the game reads what it can."""
-    offender = bot_factory(mode)
-    bad_id, good_id = register_bot(offender), register_bot(good_bot)
-    match = wait_for_match(queue_match([bad_id, good_id], seed=22), worker)
+    match, _ = play_hostile(mode, seed=22)
 
     _assert_rated_and_finished(match)
     bad, _ = match.participants
@@ -130,14 +138,9 @@ def test_odd_but_readable_actions_are_sanitised_and_stored_safely(
 
 
 def test_nul_in_a_health_check_error_is_stored_safely(
-    worker: ManagedProcess,
-    good_bot: RunningBot,
-    bot_factory: Callable[..., RunningBot],
-    register_bot: Callable[..., uuid.UUID],
+    play_hostile: Callable[..., Any],
 ) -> None:
-    offender = bot_factory("nulhealth")
-    bad_id, good_id = register_bot(offender), register_bot(good_bot)
-    match = wait_for_match(queue_match([bad_id, good_id], seed=23), worker)
+    match, _ = play_hostile("nulhealth", seed=23)
 
     # Finished, not wedged; whether a match with a bot that failed its health check is rated is
     # the health-check policy's business (issue 10, finding 14), not this test's.
@@ -148,16 +151,11 @@ def test_nul_in_a_health_check_error_is_stored_safely(
 
 
 def test_junk_answers_do_not_bloat_the_replay(
-    worker: ManagedProcess,
-    good_bot: RunningBot,
-    bot_factory: Callable[..., RunningBot],
-    register_bot: Callable[..., uuid.UUID],
+    play_hostile: Callable[..., Any],
     gateway: TestClient,
 ) -> None:
     """60 KB of junk per turn: the turns are played, the junk is not stored."""
-    offender = bot_factory("junk")
-    bad_id, good_id = register_bot(offender), register_bot(good_bot)
-    match = wait_for_match(queue_match([bad_id, good_id], seed=24), worker, timeout=120)
+    match, _ = play_hostile("junk", seed=24, timeout=120)
 
     _assert_rated_and_finished(match)
     bad, _ = match.participants
