@@ -35,6 +35,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from shared.states import BotKind, HostedContract, MatchStatus
+
 ROOT = Path(__file__).resolve().parent.parent
 ADMIN_URL = os.environ.get("ARENA_TEST_PG_ADMIN", "postgresql://postgres@127.0.0.1:5432/postgres")
 BENCH_DB = f"arena_bench_{os.getpid()}_{secrets.token_hex(3)}"
@@ -326,13 +328,15 @@ def _register_bots(kind: str, ports: list[int], secrets_by_bot: list[str]) -> li
                 name=f"example-{kind}-{index}",
                 game="podracing",
                 kind=kind,
-                endpoint=f"http://127.0.0.1:{ports[index]}" if kind == "http" else None,
+                endpoint=f"http://127.0.0.1:{ports[index]}" if kind == BotKind.HTTP else None,
                 secret_encrypted=encrypt_secret(settings, secret),
             )
             session.add(bot)
             session.flush()
-            if kind == "hosted":
-                version = BotVersion(bot_id=bot.id, number=1, source=HOSTED_SOURCES[index], contract="decide")
+            if kind == BotKind.HOSTED:
+                version = BotVersion(
+                    bot_id=bot.id, number=1, source=HOSTED_SOURCES[index], contract=HostedContract.DECIDE
+                )
                 session.add(version)
                 session.flush()
                 bot.current_version_id = version.id
@@ -359,7 +363,7 @@ def _measure_run(
                 order = bot_ids if seed % 2 == 0 else bot_ids[::-1]
                 match_ids.append(create_match(session, game="podracing", bot_ids=order, seed=1000 + seed).id)
         worker.wait_for("ready.", timeout=60)  # we measure playing, not booting
-        hosted = kind == "hosted"
+        hosted = kind == BotKind.HOSTED
         worker_cpu0 = process_tree_cpu(worker.proc.pid, reaped=hosted)
         bots_cpu0 = sum(process_tree_cpu(p.proc.pid) for p in bots)
         started_wall = time.time()
@@ -373,10 +377,12 @@ def _measure_run(
                 done, turns, last_finish = session.execute(
                     select(
                         func.count(), func.coalesce(func.sum(Match.turns), 0), func.max(Match.finished_at)
-                    ).where(Match.id.in_(match_ids), Match.status.in_(["finished", "failed"]))
+                    ).where(
+                        Match.id.in_(match_ids), Match.status.in_([MatchStatus.FINISHED, MatchStatus.FAILED])
+                    )
                 ).one()
                 failed = session.scalar(
-                    select(func.count()).where(Match.id.in_(match_ids), Match.status == "failed")
+                    select(func.count()).where(Match.id.in_(match_ids), Match.status == MatchStatus.FAILED)
                 )
             if done == matches:
                 break
@@ -414,9 +420,9 @@ def bench_throughput(plan: list[tuple[str, int, int]], timeout_s: float) -> list
         with processes() as http_bots:
             secrets_by_bot = [generate_secret() for _ in EXAMPLE_BOTS]
             ports = [start_bot(http_bots, m, s) for m, s in zip(EXAMPLE_BOTS, secrets_by_bot, strict=True)]
-            bot_ids = {kind: _register_bots(kind, ports, secrets_by_bot) for kind in ("http", "hosted")}
+            bot_ids = {kind: _register_bots(kind, ports, secrets_by_bot) for kind in BotKind}
             for kind, concurrency, matches in plan:
-                bots = http_bots if kind == "http" else []
+                bots = http_bots if kind == BotKind.HTTP else []
                 results.append(_measure_run(kind, concurrency, matches, timeout_s, bot_ids[kind], bots))
                 redis_client.flushdb()  # tasks of matches a timed-out run left behind
     finally:
@@ -486,10 +492,10 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     overhead = bench_overhead(args.turns, args.rounds)
     plan = [
-        ("http", 1, args.matches),
-        ("hosted", 1, args.hosted_matches),
-        ("http", 2, args.matches),
-        ("hosted", 2, args.hosted_matches),
+        (BotKind.HTTP, 1, args.matches),
+        (BotKind.HOSTED, 1, args.hosted_matches),
+        (BotKind.HTTP, 2, args.matches),
+        (BotKind.HOSTED, 2, args.hosted_matches),
     ]
     http1, hosted1, http2, hosted2 = bench_throughput(plan, args.timeout)
     load = os.getloadavg()[0]

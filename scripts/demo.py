@@ -41,6 +41,7 @@ from scripts.demo_procs import ChildFailed, Supervisor, http_ok, wait_until
 from services.match_runner.commands import beat_command, worker_command
 from shared.db.migrations import migrate
 from shared.games.registry import game_names
+from shared.states import BotKind, BotStatus, MatchStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_USER = "demo"
@@ -236,9 +237,9 @@ class Demo:
             (bot["game"], bot["name"]): bot for bot in owned
         }
         for bot in owned:  # endpoints from an earlier run are gone: off the ladder until re-checked
-            if bot["kind"] == "http" and bot["status"] == "active":
+            if bot["kind"] == BotKind.HTTP and bot["status"] == BotStatus.ACTIVE:
                 self.owner.post(f"/bots/{bot['id']}/deactivate")
-                bot["status"] = "inactive"
+                bot["status"] = BotStatus.INACTIVE
 
     def http_bot(self, game: str, bot: HttpBot) -> None:
         from shared.protocol.signing import generate_secret
@@ -255,7 +256,7 @@ class Demo:
         wait_until(_listening(endpoint), 30, f"bot {bot.name} listening", self.sup)
         if known:
             self.owner.patch(f"/bots/{known['id']}", {"endpoint": endpoint})
-            if known["status"] != "active":
+            if known["status"] != BotStatus.ACTIVE:
                 self.owner.post(f"/bots/{known['id']}/reactivate")
         else:
             self.owner.post("/bots", {"name": bot.name, "game": game, "endpoint": endpoint, "secret": secret})
@@ -265,7 +266,7 @@ class Demo:
         known = self.existing.get((game, bot.name))
         if known:
             self.owner.post(f"/bots/{known['id']}/versions", {"source": bot.source, "contract": bot.contract})
-            if known["status"] != "active":
+            if known["status"] != BotStatus.ACTIVE:
                 self.owner.post(f"/bots/{known['id']}/reactivate")
             what = "new version"
         else:
@@ -308,7 +309,7 @@ class Demo:
                 if match["id"] in seen:
                     continue
                 seen.add(match["id"])
-                if match["status"] == "finished":
+                if match["status"] == MatchStatus.FINISHED:
                     done += 1
                     last_replay = match["replay_url"] or last_replay
                     say(f"    [{done}/{wanted}] {_summary(match)}")
@@ -323,7 +324,7 @@ class Demo:
     def _recent_matches(self) -> list[dict[str, Any]]:
         found = []
         for game in self.args.games:
-            for status in ("finished", "failed"):
+            for status in (MatchStatus.FINISHED, MatchStatus.FAILED):
                 page = self.admin.get("/matches", game=game, status=status, limit=100)
                 found.extend(
                     m
@@ -364,7 +365,7 @@ class Demo:
             for match in self._recent_matches():
                 if match["id"] not in seen:
                     seen.add(match["id"])
-                    if match["status"] == "finished":
+                    if match["status"] == MatchStatus.FINISHED:
                         say(f"    {_summary(match)}")
             time.sleep(2)
 

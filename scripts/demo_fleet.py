@@ -11,6 +11,7 @@ from pathlib import Path
 
 from shared.games.registry import get_game
 from shared.sandbox.gate import check_source
+from shared.states import HostedContract
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,11 +89,11 @@ def hosted_bots(game: str) -> tuple[list[HostedBot], list[str]]:
         base = module_file.read_text()
         for name in sorted(get_game(game).builtin_bots()):
             source = f"{base}\n\ndef decide(observation):\n    return {name}(observation)\n"
-            problems = check_source(source, contract="decide")
+            problems = check_source(source, contract=HostedContract.DECIDE)
             if problems:
                 notes.append(f"hosted-{name} skipped: {problems[0]}")
             else:
-                bots.append(HostedBot(f"hosted-{name}", source, "decide"))
+                bots.append(HostedBot(f"hosted-{name}", source, HostedContract.DECIDE))
     if game == "podracing":
-        bots.append(HostedBot("hosted-codingame", CODINGAME_SCRIPT, "codingame"))
+        bots.append(HostedBot("hosted-codingame", CODINGAME_SCRIPT, HostedContract.CODINGAME))
     return bots, notes

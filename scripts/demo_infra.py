@@ -13,6 +13,8 @@ import psycopg
 import redis
 from sqlalchemy.engine import make_url
 
+from shared.states import MatchStatus
+
 Stop = Callable[[], None]
 
 
@@ -63,8 +65,9 @@ def cancel_leftover_matches(url: str) -> int:
     cancel them before a worker starts, so the new ladder only plays the bots started now."""
     with psycopg.connect(_libpq(url), autocommit=True) as conn:
         cursor = conn.execute(
-            "UPDATE matches SET status = 'cancelled', error = 'left over from an earlier demo run' "
-            "WHERE status IN ('queued', 'running')"
+            "UPDATE matches SET status = %s, error = 'left over from an earlier demo run' "
+            "WHERE status IN (%s, %s)",
+            (MatchStatus.CANCELLED.value, MatchStatus.QUEUED.value, MatchStatus.RUNNING.value),
         )
         return cursor.rowcount
 

@@ -11,9 +11,10 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from shared.db.models import Bot, BotStatus, Match, MatchParticipant
+from shared.db.models import Bot, Match, MatchParticipant
 from shared.games.registry import UnknownGameError, get_game
 from shared.queue import TASK_PLAY_MATCH, celery_app
+from shared.states import BotStatus, MatchKind
 
 
 class MatchRequestError(ValueError):
@@ -29,7 +30,7 @@ def create_match(
     *,
     game: str,
     bot_ids: Sequence[uuid.UUID],
-    kind: str = "challenge",
+    kind: MatchKind = MatchKind.CHALLENGE,
     rated: bool = True,
     seed: int | None = None,
     config: dict[str, Any] | None = None,

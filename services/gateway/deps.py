@@ -18,6 +18,7 @@ from shared.config import Settings, get_settings
 from shared.crypto import hash_api_key
 from shared.db.models import ApiKey, User
 from shared.db.session import get_sessionmaker
+from shared.states import UserRole
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 """`last_used_at` is only rewritten when older than this, so reads do not turn into writes."""
@@ -105,7 +106,7 @@ CurrentUser = Annotated[User, Depends(current_user)]
 
 
 def admin_user(user: CurrentUser) -> User:
-    if user.role != "admin":
+    if user.role != UserRole.ADMIN:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "this operation needs the admin role")
     return user
 
@@ -114,4 +115,4 @@ AdminUser = Annotated[User, Depends(admin_user)]
 
 
 def is_admin(user: User | None) -> bool:
-    return user is not None and user.role == "admin"
+    return user is not None and user.role == UserRole.ADMIN

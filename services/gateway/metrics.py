@@ -17,10 +17,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from shared.db.models import Bot, Match
 from shared.db.session import get_sessionmaker
+from shared.states import BotStatus, MatchStatus
 
 log = logging.getLogger("services.gateway.metrics")
-
-MATCH_STATUSES = ("queued", "running", "finished", "failed", "cancelled")
 
 
 class GatewayMetrics:
@@ -57,13 +56,15 @@ class PlatformCollector(Collector):
                 )
                 by_game = dict(
                     session.execute(
-                        select(Bot.game, func.count()).where(Bot.status == "active").group_by(Bot.game)
+                        select(Bot.game, func.count())
+                        .where(Bot.status == BotStatus.ACTIVE)
+                        .group_by(Bot.game)
                     ).all()
                 )
         except Exception as exc:  # metrics must answer even while the database is down
             log.warning("cannot read platform gauges: %s", exc)
             return
-        for status in MATCH_STATUSES:
+        for status in MatchStatus:
             matches.add_metric([status], float(by_status.get(status, 0)))
         for game, count in sorted(by_game.items()):
             bots.add_metric([game], float(count))

@@ -16,9 +16,10 @@ from datetime import UTC, datetime
 from sqlalchemy import select, update
 
 from shared.config import Settings
-from shared.db.models import Bot, BotStatus
+from shared.db.models import Bot
 from shared.db.session import session_scope
 from shared.jsonsafe import safe_text
+from shared.states import BotStatus
 
 log = logging.getLogger(__name__)
 

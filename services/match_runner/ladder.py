@@ -43,10 +43,11 @@ from sqlalchemy.orm import Session, aliased
 
 from shared import ratings
 from shared.config import Settings
-from shared.db.models import Bot, BotStatus, Match, MatchParticipant, Rating
+from shared.db.models import Bot, Match, MatchParticipant, Rating
 from shared.db.session import session_scope
 from shared.games.registry import game_names, get_game
 from shared.matches import create_match, enqueue_match
+from shared.states import BotStatus, MatchKind, MatchStatus
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,6 @@ EXPLORATION = 0.1
 """The chance that an opponent is drawn uniformly among those in reach, ignoring past meetings."""
 PAIR_MEMORY = 1000
 """How many of a game's latest ladder matches count as "lately" for pair meetings."""
-PENDING = ("queued", "running")
 
 PairCounts = Counter[frozenset[uuid.UUID]]
 """Ladder matches per pair of bots (lately, pending included)."""
@@ -140,7 +140,9 @@ def plan_pairings(
 
 
 def _pending_count(session: Session, game: str) -> int:
-    stmt = select(func.count()).where(Match.game == game, Match.kind == "ladder", Match.status.in_(PENDING))
+    stmt = select(func.count()).where(
+        Match.game == game, Match.kind == MatchKind.LADDER, Match.status.in_(MatchStatus.pending())
+    )
     return int(session.scalar(stmt) or 0)
 
 
@@ -148,7 +150,11 @@ def _pair_counts(session: Session, game: str) -> PairCounts:
     """Meetings per pair among the game's latest PAIR_MEMORY ladder matches (pending included)."""
     recent = (
         select(Match.id)
-        .where(Match.game == game, Match.kind == "ladder", Match.status.in_([*PENDING, "finished"]))
+        .where(
+            Match.game == game,
+            Match.kind == MatchKind.LADDER,
+            Match.status.in_([*MatchStatus.pending(), MatchStatus.FINISHED]),
+        )
         .order_by(Match.created_at.desc())
         .limit(PAIR_MEMORY)
         .subquery()
@@ -175,7 +181,7 @@ def ladder_candidates(session: Session, game: str, settings: Settings) -> list[C
     busy_rows = session.execute(
         select(MatchParticipant.bot_id, func.count())
         .join(Match, Match.id == MatchParticipant.match_id)
-        .where(Match.game == game, Match.kind == "ladder", Match.status.in_(PENDING))
+        .where(Match.game == game, Match.kind == MatchKind.LADDER, Match.status.in_(MatchStatus.pending()))
         .group_by(MatchParticipant.bot_id)
     )
     busy = {bot_id: int(count) for bot_id, count in busy_rows}
@@ -220,7 +226,7 @@ def schedule_game(game: str, settings: Settings, rng: random.Random) -> list[uui
         players = impl.ladder_players
         met = _pair_counts(session, game)
         created = [
-            create_match(session, game=game, bot_ids=bots, kind="ladder", rated=True).id
+            create_match(session, game=game, bot_ids=bots, kind=MatchKind.LADDER, rated=True).id
             for bots in plan_pairings(candidates, room, players, rng, met, settings.ladder_rating_window)
         ]
     return created

@@ -156,17 +156,17 @@ def run_match(match_id: uuid.UUID, settings: Settings | None = None) -> Outcome:
         return Outcome.LOST
     except NoBotReachable as exc:
         fail_match(match_id, attempt, str(exc))
-        metrics.MATCHES.labels(plan.game, "failed").inc()
+        metrics.MATCHES.labels(plan.game, Outcome.FAILED).inc()
         return Outcome.FAILED
     except Exception as exc:
         log.exception("match %s crashed", match_id)
         fail_match(match_id, attempt, f"runner error: {type(exc).__name__}")  # details: the log
-        metrics.MATCHES.labels(plan.game, "failed").inc()
+        metrics.MATCHES.labels(plan.game, Outcome.FAILED).inc()
         return Outcome.FAILED
     if not finish_match(match_id, attempt, played, unrated_reason):
         log.warning("match %s was taken away before it finished; dropping our result", match_id)
         return Outcome.LOST
-    metrics.MATCHES.labels(plan.game, "finished").inc()
+    metrics.MATCHES.labels(plan.game, Outcome.FINISHED).inc()
     metrics.MATCH_DURATION.labels(plan.game).observe(time.monotonic() - started)
     log.info("match %s finished after %d turns (%s)", match_id, played.turns, played.end_reason)
     return Outcome.FINISHED

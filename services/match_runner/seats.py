@@ -24,6 +24,7 @@ from services.match_runner.store import Seat
 from shared.botclient import BotEndpointError, HttpBotConnection
 from shared.config import Settings
 from shared.crypto import SecretDecryptionError, decrypt_secret
+from shared.states import BotKind, HostedContract
 
 if TYPE_CHECKING:
     from shared.sandbox.turns import FrozenBetweenTurns
@@ -97,7 +98,7 @@ async def _open_hosted(seat: Seat, secret: str, game: str, settings: Settings) -
             start_bot,
             seat.source,
             secret=secret,
-            contract=seat.contract or "decide",
+            contract=seat.contract or HostedContract.DECIDE,
             game=game,
             backend=settings.sandbox_backend,
             dev_mode=settings.dev_mode,
@@ -131,7 +132,7 @@ async def open_seat(seat: Seat, game: str, settings: Settings) -> OpenSeat:
     except SecretDecryptionError as exc:
         return _unreachable(str(exc), SeatProblem.PLATFORM)
     try:
-        if seat.kind == "hosted":
+        if seat.kind == BotKind.HOSTED:
             return await _open_hosted(seat, secret, game, settings)
         return await _open_http(seat, secret, settings)
     except Exception as exc:  # an unexpected fault of one bot must not stop the match for the others

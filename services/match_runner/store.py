@@ -21,6 +21,7 @@ from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Replay
 from shared.db.session import get_engine, session_scope
 from shared.games.replay import compress
 from shared.jsonsafe import safe_number, safe_text, storable
+from shared.states import BotKind, HostedContract, MatchStatus
 
 MAX_MATCH_ERROR_CHARS = 2000
 MAX_SAMPLE_CHARS = 500
@@ -31,14 +32,17 @@ MAX_METRIC_KEY_CHARS = 64
 END_REASON_CHARS = 32
 """The width of matches.end_reason."""
 
+_STATES = {state.value: state.value for state in MatchStatus}
+"""Raw SQL below names states as bound parameters (:queued, :running, ...), never as literals."""
+
 _CLAIM = text(
     """
     UPDATE matches
-       SET status = 'running', attempts = attempts + 1, worker = :worker,
+       SET status = :running, attempts = attempts + 1, worker = :worker,
            heartbeat_at = now(), started_at = now(), error = NULL
      WHERE id = :id
-       AND (status = 'queued'
-            OR (status = 'running' AND (heartbeat_at IS NULL
+       AND (status = :queued
+            OR (status = :running AND (heartbeat_at IS NULL
                                         OR heartbeat_at < now() - make_interval(secs => :stale))))
     RETURNING attempts
     """
@@ -52,7 +56,9 @@ def claim_match(match_id: uuid.UUID, worker: str, stale_after_s: float) -> int |
     running with a fresh heartbeat on another worker.
     """
     with get_engine().begin() as conn:
-        row = conn.execute(_CLAIM, {"id": match_id, "worker": worker, "stale": stale_after_s}).first()
+        row = conn.execute(
+            _CLAIM, {"id": match_id, "worker": worker, "stale": stale_after_s, **_STATES}
+        ).first()
     return int(row[0]) if row else None
 
 
@@ -61,7 +67,7 @@ def heartbeat(match_id: uuid.UUID, attempt: int) -> bool:
     with get_engine().begin() as conn:
         result = conn.execute(
             update(Match)
-            .where(Match.id == match_id, Match.status == "running", Match.attempts == attempt)
+            .where(Match.id == match_id, Match.status == MatchStatus.RUNNING, Match.attempts == attempt)
             .values(heartbeat_at=func.now())
         )
     return result.rowcount == 1
@@ -72,10 +78,10 @@ def fail_match(match_id: uuid.UUID, attempt: int | None, error: str) -> bool:
     with get_engine().begin() as conn:
         stmt = update(Match).where(Match.id == match_id)
         if attempt is not None:
-            stmt = stmt.where(Match.status == "running", Match.attempts == attempt)
+            stmt = stmt.where(Match.status == MatchStatus.RUNNING, Match.attempts == attempt)
         result = conn.execute(
             stmt.values(
-                status="failed",
+                status=MatchStatus.FAILED,
                 error=safe_text(error, MAX_MATCH_ERROR_CHARS),
                 finished_at=datetime.now(UTC),
                 worker=None,
@@ -91,11 +97,11 @@ class Seat:
     slot: int
     bot_id: uuid.UUID
     bot_name: str
-    kind: str
+    kind: BotKind
     endpoint: str | None
     secret_encrypted: bytes
     source: str | None = None
-    contract: str | None = None
+    contract: HostedContract | None = None
     previous_secret_encrypted: bytes | None = None
     secret_rotated_at: datetime | None = None
 
@@ -149,7 +155,7 @@ def load_plan(match_id: uuid.UUID) -> MatchPlan:
 
 def _lock_if_ours(session: Session, match_id: uuid.UUID, attempt: int) -> Match | None:
     match = session.scalars(select(Match).where(Match.id == match_id).with_for_update()).one_or_none()
-    if match is None or match.status != "running" or match.attempts != attempt:
+    if match is None or match.status != MatchStatus.RUNNING or match.attempts != attempt:
         return None
     return match
 
@@ -267,7 +273,7 @@ def finish_match(
         session.execute(
             update(Bot).where(Bot.id.in_([p.bot_id for p in participants])).values(last_match_at=now)
         )
-        match.status = "finished"
+        match.status = MatchStatus.FINISHED
         match.finished_at = now
         match.heartbeat_at = now
         match.turns = played.turns
@@ -278,8 +284,8 @@ def finish_match(
 
 _REQUEUE = text(
     """
-    UPDATE matches SET status = 'queued', worker = NULL
-     WHERE status = 'running' AND attempts < :max_attempts
+    UPDATE matches SET status = :queued, worker = NULL
+     WHERE status = :running AND attempts < :max_attempts
        AND (heartbeat_at IS NULL OR heartbeat_at < now() - make_interval(secs => :stale))
     RETURNING id
     """
@@ -287,9 +293,9 @@ _REQUEUE = text(
 _GIVE_UP = text(
     """
     UPDATE matches
-       SET status = 'failed', worker = NULL, finished_at = now(),
+       SET status = :failed, worker = NULL, finished_at = now(),
            error = 'abandoned: its worker stopped ' || attempts || ' times (heartbeat lost)'
-     WHERE status = 'running' AND attempts >= :max_attempts
+     WHERE status = :running AND attempts >= :max_attempts
        AND (heartbeat_at IS NULL OR heartbeat_at < now() - make_interval(secs => :stale))
     RETURNING id
     """
@@ -301,7 +307,7 @@ def reap_stale(stale_after_s: float, max_attempts: int) -> tuple[list[uuid.UUID]
 
     Returns (requeued ids, failed ids); the caller sends the requeued ones to the queue again.
     """
-    params = {"stale": stale_after_s, "max_attempts": max_attempts}
+    params = {"stale": stale_after_s, "max_attempts": max_attempts, **_STATES}
     with get_engine().begin() as conn:
         failed = [row[0] for row in conn.execute(_GIVE_UP, params)]
         requeued = [row[0] for row in conn.execute(_REQUEUE, params)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from enum import StrEnum
+from enum import Enum
 from typing import Any
 
 from sqlalchemy import (
@@ -26,8 +26,21 @@ from sqlalchemy import (
     UniqueConstraint,
     func,
 )
+from sqlalchemy import Enum as SqlEnum
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from shared.states import (
+    BotKind,
+    BotOrigin,
+    BotStatus,
+    HostedContract,
+    MatchKind,
+    MatchStatus,
+    UserRole,
+)
+
+__all__ = ["BotStatus"]  # re-exported: older imports take it from here
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -43,6 +56,21 @@ class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSONB, list[Any]: JSONB}
 
 
+def state_column(enum: type[Enum], length: int = 16) -> SqlEnum:
+    """A VARCHAR column that holds an enum's values (not its names) and hands back enum members.
+
+    No database enum type and no CHECK constraint: adding a state is a code change plus, where old
+    rows change meaning, a data migration, never an ALTER TYPE."""
+    return SqlEnum(
+        enum,
+        native_enum=False,
+        create_constraint=False,
+        length=length,
+        values_callable=lambda members: [member.value for member in members],
+        validate_strings=True,
+    )
+
+
 def _uuid() -> uuid.UUID:
     return uuid.uuid4()
 
@@ -56,8 +84,7 @@ class User(TimestampMixin, Base):
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
     name: Mapped[str] = mapped_column(String(64), unique=True)
-    role: Mapped[str] = mapped_column(String(16), default="user")
-    """"user" or "admin"."""
+    role: Mapped[UserRole] = mapped_column(state_column(UserRole), default=UserRole.USER)
 
     api_keys: Mapped[list[ApiKey]] = relationship(back_populates="user", cascade="all, delete-orphan")
     bots: Mapped[list[Bot]] = relationship(back_populates="owner")
@@ -80,17 +107,6 @@ class ApiKey(TimestampMixin, Base):
     user: Mapped[User] = relationship(back_populates="api_keys")
 
 
-class BotStatus(StrEnum):
-    """Where a bot stands with the ladder; only ACTIVE bots are seated."""
-
-    ACTIVE = "active"
-    INACTIVE = "inactive"
-    """Deactivated by its owner or an admin, or registered without a verified secret yet."""
-    SUSPENDED = "suspended"
-    """Taken off the ladder by the runner after repeated failed pre-match health checks; the
-    owner's reactivation (which runs the health check again) brings it back."""
-
-
 class Bot(TimestampMixin, Base):
     __tablename__ = "bots"
     __table_args__ = (UniqueConstraint("game", "name", name="uq_bots_game_name"),)
@@ -99,10 +115,8 @@ class Bot(TimestampMixin, Base):
     owner_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(64))
     game: Mapped[str] = mapped_column(String(32), index=True)
-    kind: Mapped[str] = mapped_column(String(16))
-    """"http" (an endpoint somebody runs) or "hosted" (Python code run in a sandbox)."""
-    origin: Mapped[str] = mapped_column(String(16), default="human")
-    """Where it came from: "human", "evolver", "trainer", "builtin"."""
+    kind: Mapped[BotKind] = mapped_column(state_column(BotKind))
+    origin: Mapped[BotOrigin] = mapped_column(state_column(BotOrigin), default=BotOrigin.HUMAN)
     endpoint: Mapped[str | None] = mapped_column(String(2048))
     secret_encrypted: Mapped[bytes] = mapped_column(LargeBinary)
     """The per-bot signing secret, Fernet-encrypted with a key derived from ARENA_SECRET_KEY."""
@@ -110,8 +124,7 @@ class Bot(TimestampMixin, Base):
     """The secret before the last rotation (encrypted too): the runner still signs with it until
     `secret_rotated_at` + ARENA_SECRET_GRACE_S, so a bot's server can be updated without downtime."""
     secret_rotated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    status: Mapped[str] = mapped_column(String(16), default=BotStatus.ACTIVE, index=True)
-    """A BotStatus value."""
+    status: Mapped[BotStatus] = mapped_column(state_column(BotStatus), default=BotStatus.ACTIVE, index=True)
     status_reason: Mapped[str | None] = mapped_column(Text)
     """Why the bot is suspended (shown to its owner only: it may name the endpoint)."""
     suspended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -145,8 +158,8 @@ class BotVersion(TimestampMixin, Base):
     bot_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), index=True)
     number: Mapped[int] = mapped_column(Integer)
     source: Mapped[str | None] = mapped_column(Text)
-    contract: Mapped[str | None] = mapped_column(String(16))
-    """For hosted bots: "decide" (a module with decide()) or "codingame" (a stdin/stdout script)."""
+    contract: Mapped[HostedContract | None] = mapped_column(state_column(HostedContract))
+    """For hosted bots only."""
     source_sha256: Mapped[str | None] = mapped_column(String(64))
     notes: Mapped[dict[str, Any]] = mapped_column(default=dict)
     """Free-form provenance, e.g. the evolver's run and parent, or the trainer's checkpoint."""
@@ -160,11 +173,11 @@ class Match(TimestampMixin, Base):
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
     game: Mapped[str] = mapped_column(String(32), index=True)
-    kind: Mapped[str] = mapped_column(String(16), default="challenge")
-    """"ladder", "challenge" or "evaluation" (evolver); evaluation matches are not rated."""
+    kind: Mapped[MatchKind] = mapped_column(state_column(MatchKind), default=MatchKind.CHALLENGE)
     rated: Mapped[bool] = mapped_column(Boolean, default=True)
-    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
-    """"queued" -> "running" -> "finished" | "failed" | "cancelled"."""
+    status: Mapped[MatchStatus] = mapped_column(
+        state_column(MatchStatus), default=MatchStatus.QUEUED, index=True
+    )
     seed: Mapped[int] = mapped_column(BigInteger)
     config: Mapped[dict[str, Any]] = mapped_column(default=dict)
     attempts: Mapped[int] = mapped_column(Integer, default=0)

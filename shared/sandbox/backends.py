@@ -45,10 +45,11 @@ from shared.sandbox import seccomp
 from shared.sandbox.cgroups import CgroupError, SandboxCgroup, detect
 from shared.sandbox.limits import SandboxLimits
 from shared.sandbox.runtime import game_adapter_exists, resolve_runtime, staged_code_dir
+from shared.states import HostedContract
 
 log = logging.getLogger(__name__)
 
-CONTRACTS = ("decide", "codingame")
+CONTRACTS = tuple(HostedContract)
 SANDBOX_UID = 65534
 SANDBOX_GID = 65534
 _LOG_TAIL_BYTES = 4000
@@ -291,7 +292,7 @@ class SandboxedBot:
         source: str,
         *,
         secret: str,
-        contract: str = "decide",
+        contract: str = HostedContract.DECIDE,
         game: str | None = None,
         limits: SandboxLimits | None = None,
         backend: str | Backend = "bwrap",
@@ -299,10 +300,14 @@ class SandboxedBot:
     ) -> None:
         if contract not in CONTRACTS:
             raise SandboxError(f"unknown contract {contract!r}; expected one of {CONTRACTS}")
-        if contract == "codingame" and (game is None or not game_adapter_exists(game)):
+        if contract == HostedContract.CODINGAME and (game is None or not game_adapter_exists(game)):
             raise SandboxError(f"no CodinGame text adapter for game {game!r}")
         self.backend = backend if isinstance(backend, Backend) else make_backend(backend, dev_mode=dev_mode)
-        if contract == "codingame" and self.backend.needs_seccomp() and not self.backend.uses_cgroups:
+        if (
+            contract == HostedContract.CODINGAME
+            and self.backend.needs_seccomp()
+            and not self.backend.uses_cgroups
+        ):
             raise SandboxError(
                 "codingame bots need a process of their own, which sandboxes allow only on hosts "
                 "with cgroups; this host has none usable (see docs/hosted-bots.md)"
@@ -334,7 +339,7 @@ class SandboxedBot:
         os.chmod(work / "code" / "bot.py", 0o444)
         if self.backend.drops_privileges:
             os.chmod(work, 0o711)
-        if self.contract == "codingame" and self.game:
+        if self.contract == HostedContract.CODINGAME and self.game:
             staged_code_dir((self.game,))
         if self.backend.uses_cgroups:
             support = detect()
@@ -542,7 +547,7 @@ def start_bot(
     source: str,
     *,
     secret: str,
-    contract: str = "decide",
+    contract: str = HostedContract.DECIDE,
     game: str | None = None,
     limits: SandboxLimits | None = None,
     backend: str = "bwrap",

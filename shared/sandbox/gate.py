@@ -44,11 +44,12 @@ from shared.sandbox.gate_rules import (
     ENUM_CREATION_METHODS,
     FORBIDDEN_BUILTINS,
 )
+from shared.states import HostedContract
 
 __all__ = ["ALLOWED_MODULES", "CONTRACTS", "DEFAULT_MAX_CHARS", "Problem", "check_source"]
 
 DEFAULT_MAX_CHARS = 100_000
-CONTRACTS = ("decide", "codingame")
+CONTRACTS = tuple(HostedContract)
 CODING_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
 """PEP 263, the pattern Python's tokenizer applies to the first two lines."""
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -65,7 +66,7 @@ class Problem:
 
 
 def check_source(
-    source: str | bytes, *, contract: str = "decide", max_chars: int = DEFAULT_MAX_CHARS
+    source: str | bytes, *, contract: str = HostedContract.DECIDE, max_chars: int = DEFAULT_MAX_CHARS
 ) -> list[Problem]:
     """Every problem found in `source`, sorted by position; an empty list means it passes."""
     if contract not in CONTRACTS:
@@ -88,7 +89,7 @@ def check_source(
         checker = _Checker(contract, tree)
         checker.visit(tree)
         checker.check_module_names_are_not_reused()
-        if contract == "decide":
+        if contract == HostedContract.DECIDE:
             _ImportTime(checker).check_module(tree)
     except SyntaxError as exc:
         return [Problem(exc.lineno or 1, exc.offset or 0, f"syntax error: {exc.msg}")]
@@ -355,7 +356,7 @@ class _Checker(ast.NodeVisitor):
                 f"'{name}' may only be called directly, as {name}(obj, 'literal_name'); passing "
                 "or storing it would hide which attribute it reaches",
             )
-        elif name == "input" and self.contract == "decide":
+        elif name == "input" and self.contract == HostedContract.DECIDE:
             self.add(node, "'input' is for the codingame contract; a decide bot gets its observation")
         elif _is_dunder(name) and (name not in ALLOWED_DUNDER_NAMES or not isinstance(node.ctx, ast.Load)):
             readable = ", ".join(sorted(ALLOWED_DUNDER_NAMES))

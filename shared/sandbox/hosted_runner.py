@@ -89,11 +89,12 @@ def main() -> int:
     apply_limits(config.get("limits", {}))
     sys.path.insert(0, ARENA_ROOT)
     from shared.botsdk.server import make_server
+    from shared.states import HostedContract
 
-    contract = config.get("contract", "decide")
-    if contract == "decide":
+    contract = config.get("contract", HostedContract.DECIDE)
+    if contract == HostedContract.DECIDE:
         decide, init = load_decide_module(config["code_path"])
-    elif contract == "codingame":
+    elif contract == HostedContract.CODINGAME:
         bot = CodinGameBot(config["code_path"], config["game"])
         decide, init = bot.decide, None
     else:

@@ -17,6 +17,7 @@ from collections import defaultdict
 
 from shared.sandbox.backends import SandboxedBot
 from shared.sandbox.limits import SandboxLimits
+from shared.states import HostedContract
 
 RefillRequest = tuple[str, str, str, str, str | None]
 """(version, source, secret, contract, game)."""
@@ -55,7 +56,13 @@ class WarmPool:
         )
 
     def prewarm(
-        self, version: str, source: str, *, secret: str, contract: str = "decide", game: str | None = None
+        self,
+        version: str,
+        source: str,
+        *,
+        secret: str,
+        contract: str = HostedContract.DECIDE,
+        game: str | None = None,
     ) -> None:
         """Start sandboxes for this bot version until `per_key` are waiting (blocking)."""
         key = (version, secret, contract, game)
@@ -75,7 +82,13 @@ class WarmPool:
                 self._ready[key].append(bot)
 
     def acquire(
-        self, version: str, source: str, *, secret: str, contract: str = "decide", game: str | None = None
+        self,
+        version: str,
+        source: str,
+        *,
+        secret: str,
+        contract: str = HostedContract.DECIDE,
+        game: str | None = None,
     ) -> SandboxedBot:
         """A bot for one match: a warm one if waiting, else a cold start. The caller closes it, and
         checks `alive` / `start_error` as after `SandboxedBot.start()` (a cold start can fail)."""

@@ -26,6 +26,7 @@ _STAGED_FILES = (
     "shared/botsdk/server.py",
     "shared/botsdk/replay.py",
     "shared/protocol/signing.py",
+    "shared/states.py",
 )
 _EMPTY_PACKAGES = ("shared", "shared/protocol", "shared/games")
 

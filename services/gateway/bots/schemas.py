@@ -7,14 +7,15 @@ import ipaddress
 import re
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from services.gateway.users.schemas import NAME_PATTERN
+from shared.states import BotKind, BotOrigin, BotStatus, HostedContract
 
-Contract = Literal["decide", "codingame"]
+Contract = HostedContract
 
 
 _URL_CHARACTERS = re.compile(r"[\x21-\x7e]+")
@@ -107,7 +108,7 @@ class HostedBotCreate(BaseModel):
     game: str = Field(min_length=1, max_length=32, examples=["podracing"])
     source: str = Field(min_length=1, description="Python source of the bot")
     contract: Contract = Field(
-        default="decide",
+        default=HostedContract.DECIDE,
         description="'decide': a module defining decide(observation); "
         "'codingame': a script reading stdin and printing its moves",
     )
@@ -152,9 +153,9 @@ class BotOut(BaseModel):
     id: uuid.UUID
     name: str
     game: str
-    kind: str
-    origin: str
-    status: str
+    kind: BotKind
+    origin: BotOrigin
+    status: BotStatus
     endpoint: str | None
     owner_id: uuid.UUID
     owner_name: str
@@ -190,9 +191,9 @@ class PublicBot(BaseModel):
     id: uuid.UUID
     name: str
     game: str
-    kind: str
-    origin: str
-    status: str
+    kind: BotKind
+    origin: BotOrigin
+    status: BotStatus
     owner_name: str
     current_version: int | None
     rating: RatingOut | None
@@ -203,7 +204,7 @@ class VersionOut(BaseModel):
 
     id: uuid.UUID
     number: int
-    contract: str | None
+    contract: HostedContract | None
     source_sha256: str | None
     source_chars: int | None
     notes: dict[str, Any]

@@ -26,10 +26,11 @@ from shared import ratings
 from shared.botclient import BotEndpointError, EndpointRefused, HttpBotConnection
 from shared.config import Settings
 from shared.crypto import SecretDecryptionError, decrypt_secret, encrypt_secret
-from shared.db.models import Bot, BotStatus, BotVersion, Rating, User
+from shared.db.models import Bot, BotVersion, Rating, User
 from shared.games.registry import UnknownGameError, get_game
 from shared.protocol.signing import generate_secret
 from shared.sandbox.gate import check_source as gate
+from shared.states import BotKind, BotOrigin, BotStatus, HostedContract
 
 log = logging.getLogger("services.gateway.bots")
 
@@ -147,8 +148,8 @@ def register_http_bot(
         owner=owner,
         name=name,
         game=game,
-        kind="http",
-        origin="human",
+        kind=BotKind.HTTP,
+        origin=BotOrigin.HUMAN,
         endpoint=endpoint,
         secret_encrypted=encrypt_secret(settings, secret),
         status=BotStatus.ACTIVE if verified else BotStatus.INACTIVE,
@@ -175,8 +176,8 @@ def register_hosted_bot(
         owner=owner,
         name=name,
         game=game,
-        kind="hosted",
-        origin="human",
+        kind=BotKind.HOSTED,
+        origin=BotOrigin.HUMAN,
         endpoint=None,
         secret_encrypted=encrypt_secret(settings, generate_secret()),
         status=BotStatus.ACTIVE,
@@ -211,10 +212,10 @@ def _next_number(session: Session, bot: Bot) -> int:
 def upload_version(
     session: Session, settings: Settings, bot: Bot, source: str, contract: str | None, notes: dict[str, Any]
 ) -> BotVersion:
-    if bot.kind != "hosted":
+    if bot.kind != BotKind.HOSTED:
         raise ApiError(409, "only hosted bots take code uploads; change an HTTP bot's endpoint with PATCH")
     current = session.get(BotVersion, bot.current_version_id) if bot.current_version_id else None
-    contract = contract or (current.contract if current and current.contract else "decide")
+    contract = contract or (current.contract if current and current.contract else HostedContract.DECIDE)
     check_source(settings, source, contract)
     version = _new_version(bot, _next_number(session, bot), source, contract, notes)
     session.add(version)
@@ -233,7 +234,7 @@ def update_bot(session: Session, settings: Settings, bot: Bot, name: str | None,
         _ensure_name_free(session, bot.game, name, exclude=bot.id)
         bot.name = name
     if endpoint is not None and endpoint != bot.endpoint:
-        if bot.kind != "http":
+        if bot.kind != BotKind.HTTP:
             raise ApiError(409, "hosted bots have no endpoint; upload a new version instead")
         if bot.status == BotStatus.ACTIVE:
             check_endpoint(settings, endpoint, _plain_secret(settings, bot), _grace_secrets(settings, bot))
@@ -285,7 +286,7 @@ def set_active(session: Session, settings: Settings, bot: Bot, active: bool) -> 
 
     Reactivation also lifts a suspension and resets the health-failure counter.
     """
-    if active and bot.kind == "http" and bot.endpoint:
+    if active and bot.kind == BotKind.HTTP and bot.endpoint:
         check_endpoint(settings, bot.endpoint, _plain_secret(settings, bot), _grace_secrets(settings, bot))
     bot.status = BotStatus.ACTIVE if active else BotStatus.INACTIVE
     bot.status_reason = None

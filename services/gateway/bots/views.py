@@ -23,7 +23,7 @@ from services.gateway.bots.schemas import (
 from services.gateway.bounds import VersionNumber
 from services.gateway.deps import CurrentUser, DbSession, SettingsDep, is_admin
 from services.gateway.pagination import Page, Pagination
-from shared.db.models import BotStatus
+from shared.states import BotStatus
 
 router = APIRouter(prefix="/bots", tags=["bots"])
 

@@ -6,15 +6,17 @@ import uuid
 
 from pydantic import BaseModel
 
+from shared.states import BotKind, BotOrigin, BotStatus
+
 
 class LeaderboardEntry(BaseModel):
     rank: int
     bot_id: uuid.UUID
     bot_name: str
     owner_name: str
-    kind: str
-    origin: str
-    status: str
+    kind: BotKind
+    origin: BotOrigin
+    status: BotStatus
     ordinal: float
     mu: float
     sigma: float

@@ -7,6 +7,7 @@ from sqlalchemy.orm import Session
 
 from services.gateway.leaderboard.schemas import Leaderboard, LeaderboardEntry
 from shared.db.models import Bot, Rating, User
+from shared.states import BotStatus
 
 
 def leaderboard(session: Session, game: str, include_inactive: bool, limit: int, offset: int) -> Leaderboard:
@@ -17,7 +18,7 @@ def leaderboard(session: Session, game: str, include_inactive: bool, limit: int,
         .where(Rating.game == game)
     )
     if not include_inactive:
-        query = query.where(Bot.status == "active")
+        query = query.where(Bot.status == BotStatus.ACTIVE)
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
     rows = session.execute(
         query.order_by(Rating.ordinal.desc(), Rating.mu.desc(), Bot.name).limit(limit).offset(offset)

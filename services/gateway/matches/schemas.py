@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.states import MatchKind, MatchStatus
+
 
 class MatchCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -49,9 +51,9 @@ class ParticipantOut(BaseModel):
 class MatchOut(BaseModel):
     id: uuid.UUID
     game: str
-    kind: str
+    kind: MatchKind
     rated: bool
-    status: str
+    status: MatchStatus
     seed: int
     config: dict[str, Any]
     attempts: int

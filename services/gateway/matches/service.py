@@ -18,6 +18,7 @@ from services.gateway.matches.schemas import MatchOut, ParticipantOut
 from shared.config import Settings
 from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Replay, User
 from shared.matches import create_match, enqueue_match
+from shared.states import MatchKind, MatchStatus
 
 log = logging.getLogger("services.gateway.matches")
 
@@ -61,7 +62,7 @@ def create_challenge(
         session,
         game=game,
         bot_ids=bot_ids,
-        kind="challenge",
+        kind=MatchKind.CHALLENGE,
         rated=rated,
         seed=seed,
         config=config,
@@ -77,7 +78,7 @@ def create_challenge(
         enqueue_match(match.id)
     except Exception as exc:
         log.error("cannot queue match %s: %s", match.id, exc)
-        match.status = "failed"
+        match.status = MatchStatus.FAILED
         match.error = "the match queue was unreachable when the match was created"
         session.commit()
         raise ApiError(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
 
@@ -11,11 +11,9 @@ from services.gateway.deps import CurrentUser, DbSession, MaybeUser, SettingsDep
 from services.gateway.matches import service
 from services.gateway.matches.schemas import MatchCreate, MatchOut
 from services.gateway.pagination import Page, Pagination
+from shared.states import MatchKind, MatchStatus
 
 router = APIRouter(prefix="/matches", tags=["matches"])
-
-MatchStatus = Literal["queued", "running", "finished", "failed", "cancelled"]
-MatchKind = Literal["ladder", "challenge", "evaluation"]
 
 
 @router.post(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from shared.states import UserRole
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 
@@ -15,7 +16,7 @@ class UserCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=64, pattern=NAME_PATTERN, examples=["alice"])
-    role: Literal["user", "admin"] = "user"
+    role: UserRole = UserRole.USER
 
 
 class ApiKeyCreate(BaseModel):
@@ -44,7 +45,7 @@ class UserOut(BaseModel):
 
     id: uuid.UUID
     name: str
-    role: str
+    role: UserRole
     created_at: datetime
 
 

@@ -14,6 +14,7 @@ from services.gateway.errors import ApiError, not_found
 from shared.config import Settings
 from shared.crypto import api_key_prefix, hash_api_key, new_api_key
 from shared.db.models import ApiKey, User
+from shared.states import UserRole
 
 log = logging.getLogger("services.gateway.users")
 
@@ -71,17 +72,17 @@ def ensure_bootstrap_admin(session: Session, settings: Settings) -> None:
     digest = hash_api_key(settings, plain)
     existing = session.scalar(select(ApiKey).where(ApiKey.key_hash == digest))
     if existing is not None:
-        if existing.revoked_at is None and existing.user.role == "admin":
+        if existing.revoked_at is None and existing.user.role == UserRole.ADMIN:
             return
         existing.revoked_at = None
-        existing.user.role = "admin"
+        existing.user.role = UserRole.ADMIN
         session.commit()
         return
     admin = session.scalar(select(User).where(User.name == BOOTSTRAP_ADMIN_NAME))
     if admin is None:
-        admin = User(name=BOOTSTRAP_ADMIN_NAME, role="admin")
+        admin = User(name=BOOTSTRAP_ADMIN_NAME, role=UserRole.ADMIN)
         session.add(admin)
-    admin.role = "admin"
+    admin.role = UserRole.ADMIN
     add_api_key(session, settings, admin, "bootstrap", plain)
     try:
         session.commit()

@@ -1,0 +1,81 @@
+"""Every closed set of states and kinds Arena stores, in one place.
+
+They are `StrEnum`s so a member is its own database value and JSON value: models, services, raw SQL
+(as bound parameters) and API schemas all use these names, and no state is spelled as a bare string
+anywhere else. Changing a value means a data migration.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class UserRole(StrEnum):
+    USER = "user"
+    ADMIN = "admin"
+    """May create users and keys, run rated challenges, act on any bot."""
+
+
+class BotKind(StrEnum):
+    HTTP = "http"
+    """An endpoint somebody runs, anywhere, in any language."""
+    HOSTED = "hosted"
+    """Python code Arena runs in a sandbox."""
+
+
+class BotOrigin(StrEnum):
+    """Where a bot came from; shown on its page, never changes how it is judged."""
+
+    HUMAN = "human"
+    EVOLVER = "evolver"
+    TRAINER = "trainer"
+    BUILTIN = "builtin"
+
+
+class BotStatus(StrEnum):
+    """Where a bot stands with the ladder; only ACTIVE bots are seated."""
+
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+    """Deactivated by its owner or an admin, or registered without a verified secret yet."""
+    SUSPENDED = "suspended"
+    """Taken off the ladder by the runner after repeated failed pre-match health checks; the
+    owner's reactivation (which runs the health check again) brings it back."""
+
+
+class HostedContract(StrEnum):
+    """How a hosted bot's code talks to the runner."""
+
+    DECIDE = "decide"
+    """A module with `decide(observation) -> action`."""
+    CODINGAME = "codingame"
+    """A stdin/stdout script in CodinGame's format (podracing only)."""
+
+
+class MatchKind(StrEnum):
+    LADDER = "ladder"
+    """Scheduled by the ladder; rated."""
+    CHALLENGE = "challenge"
+    """Requested through the API; rated only when an admin asks."""
+    EVALUATION = "evaluation"
+    """Played for the evolver or the trainer; never rated."""
+
+
+class MatchStatus(StrEnum):
+    """QUEUED -> RUNNING -> FINISHED | FAILED | CANCELLED; RUNNING goes back to QUEUED when a
+    worker dies and the reaper hands the match out again."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @classmethod
+    def pending(cls) -> tuple[MatchStatus, ...]:
+        """States from which a match can still produce a result."""
+        return (cls.QUEUED, cls.RUNNING)
+
+    @property
+    def is_final(self) -> bool:
+        return self not in MatchStatus.pending()
