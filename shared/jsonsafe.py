@@ -49,14 +49,17 @@ def storable(
         return safe_number(value)
     if max_depth <= 0:
         return None
-    limits = {"max_chars": max_chars, "max_items": max_items, "max_depth": max_depth - 1}
+
+    def inner(item: Any) -> Any:
+        return storable(item, max_chars=max_chars, max_items=max_items, max_depth=max_depth - 1)
+
     if isinstance(value, dict):
         items = list(value.items())[:max_items] if max_items is not None else value.items()
         return {
-            safe_text(key if isinstance(key, str) else str(key), max_chars): storable(item, **limits)
+            safe_text(key if isinstance(key, str) else str(key), max_chars): inner(item)
             for key, item in items
         }
     if isinstance(value, list | tuple):
         kept = value[:max_items] if max_items is not None else value
-        return [storable(item, **limits) for item in kept]
+        return [inner(item) for item in kept]
     return safe_text(str(value), max_chars)

@@ -51,16 +51,20 @@ class PlatformCollector(Collector):
         bots = GaugeMetricFamily("arena_active_bots", "Active bots by game", labels=["game"])
         try:
             with get_sessionmaker()() as session:
-                by_status = dict(
-                    session.execute(select(Match.status, func.count()).group_by(Match.status)).all()
-                )
-                by_game = dict(
-                    session.execute(
+                by_status: dict[str, int] = {
+                    status: count
+                    for status, count in session.execute(
+                        select(Match.status, func.count()).group_by(Match.status)
+                    )
+                }
+                by_game: dict[str, int] = {
+                    game: count
+                    for game, count in session.execute(
                         select(Bot.game, func.count())
                         .where(Bot.status == BotStatus.ACTIVE)
                         .group_by(Bot.game)
-                    ).all()
-                )
+                    )
+                }
         except Exception as exc:  # metrics must answer even while the database is down
             log.warning("cannot read platform gauges: %s", exc)
             return
@@ -113,8 +117,9 @@ def route_template(scope: Scope) -> str:
     segments = scope.get("path", "").split("/")
     tail = route_path.count("/")
     prefix = "/".join(segments[: len(segments) - tail]) if tail else scope.get("path", "")
-    return prefix + route_path
+    return prefix + str(route_path)
 
 
 def metrics_endpoint(request: Request) -> Response:
-    return request.app.state.metrics.render()
+    metrics: GatewayMetrics = request.app.state.metrics
+    return metrics.render()

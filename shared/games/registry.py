@@ -27,4 +27,5 @@ def get_game(name: str) -> Game:
         module_name, class_name = _GAME_CLASSES[name].split(":")
     except KeyError:
         raise UnknownGameError(f"unknown game {name!r}; known games: {', '.join(game_names())}") from None
-    return getattr(import_module(module_name), class_name)()
+    game: Game = getattr(import_module(module_name), class_name)()
+    return game

@@ -169,4 +169,7 @@ def compress(replay: dict[str, Any]) -> bytes:
 
 
 def decompress(blob: bytes) -> dict[str, Any]:
-    return json.loads(gzip.decompress(blob))
+    replay = json.loads(gzip.decompress(blob))
+    if not isinstance(replay, dict):
+        raise ValueError("a replay is a JSON object")
+    return replay

@@ -72,10 +72,11 @@ def check_source(
     if contract not in CONTRACTS:
         raise ValueError(f"unknown contract {contract!r}; expected one of {CONTRACTS}")
     if isinstance(source, bytes):
+        raw = source
         try:
-            source = source.decode("utf-8")
+            source = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            line = source.count(b"\n", 0, exc.start) + 1
+            line = raw.count(b"\n", 0, exc.start) + 1
             return [
                 Problem(line, 0, f"the source is not valid UTF-8 text ({exc.reason} at byte {exc.start})")
             ]
@@ -463,7 +464,7 @@ class _Checker(ast.NodeVisitor):
             self._check_annotation(node.returns)
         self.generic_visit(node)
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self._check_annotation(node.annotation)
@@ -475,7 +476,9 @@ class _Checker(ast.NodeVisitor):
             self.add(annotation, problem)
             return
         for text in _string_annotations(annotation):
-            parsed = ast.parse(text.value, mode="eval").body  # type: ignore[attr-defined]
+            expression = ast.parse(str(text.value), mode="eval")
+            assert isinstance(expression, ast.Expression)
+            parsed = expression.body
             for parent in ast.walk(parsed):
                 ast.copy_location(parent, text)
                 self.parents.update((child, parent) for child in ast.iter_child_nodes(parent))

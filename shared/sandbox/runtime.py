@@ -127,8 +127,8 @@ def staged_code_dir(games: tuple[str, ...] = ()) -> str:
             for package in _EMPTY_PACKAGES:
                 _write(Path(_stage_dir, package, "__init__.py"), b"")
             for rel in _STAGED_FILES:
-                target = "hosted_runner.py" if rel.endswith("hosted_runner.py") else rel
-                _write(Path(_stage_dir, target), (PROJECT_ROOT / rel).read_bytes())
+                staged_name = "hosted_runner.py" if rel.endswith("hosted_runner.py") else rel
+                _write(Path(_stage_dir, staged_name), (PROJECT_ROOT / rel).read_bytes())
         for game in games:
             adapter = PROJECT_ROOT / "shared" / "games" / game / "codingame.py"
             target = Path(_stage_dir, "shared", "games", game, "codingame.py")

@@ -132,18 +132,19 @@ def match_views(session: Session, matches: list[Match], viewer: User | None) -> 
     bot_ids = {p.bot_id for p in parts}
     bots = {b.id: b for b in session.scalars(select(Bot).where(Bot.id.in_(bot_ids)))} if bot_ids else {}
     owner_ids = {b.owner_id for b in bots.values()}
-    owners = (
-        dict(session.execute(select(User.id, User.name).where(User.id.in_(owner_ids))).all())
+    owners: dict[uuid.UUID, str] = (
+        {uid: name for uid, name in session.execute(select(User.id, User.name).where(User.id.in_(owner_ids)))}
         if owner_ids
         else {}
     )
     version_ids = {p.bot_version_id for p in parts if p.bot_version_id}
-    versions = (
-        dict(
-            session.execute(
+    versions: dict[uuid.UUID, int] = (
+        {
+            vid: number
+            for vid, number in session.execute(
                 select(BotVersion.id, BotVersion.number).where(BotVersion.id.in_(version_ids))
-            ).all()
-        )
+            )
+        }
         if version_ids
         else {}
     )

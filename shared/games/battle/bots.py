@@ -84,7 +84,7 @@ _wall_cache: list[Any] = [None]
 
 def prepare_walls(walls: list[list[float]]) -> Walls:
     """Prepared walls; the last map's result is kept since the map never changes during a match."""
-    cached = _wall_cache[0]
+    cached: Walls | None = _wall_cache[0]
     if cached is not None and (cached.raw is walls or cached.raw == walls):
         return cached
     _wall_cache[0] = out = Walls(walls)
@@ -222,7 +222,8 @@ class Senses:
             tuple(others[0][len(others[0]) // 2]) if others else (self.width / 2, self.height / 2)
         )
         home = c["spawns"][self.team]
-        self.home: Point = tuple(home[len(home) // 2])  # type: ignore[assignment]
+        spot = home[len(home) // 2]
+        self.home: Point = (spot[0], spot[1])
 
     def norm(self, p: Point) -> list[float]:
         return [round(2 * p[0] / self.width - 1, 3), round(2 * p[1] / self.height - 1, 3)]

@@ -49,14 +49,14 @@ class BattleEnv(gym.Env[np.ndarray, np.ndarray]):
     # ----------------------------------------------------------------- gym API
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict]:
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         match_seed = int(self.np_random.integers(0, 2**31 - 1))
         self.match = self.game.create_match(match_seed, self.config, 2)
         self._last_obs = self.match.observation(0)
         return self._encode(self._last_obs), {"seed": match_seed}
 
-    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         assert self.match is not None and self._last_obs is not None, "call reset() first"
         m = self.match
         before = dict(m.world.metrics[0])

@@ -20,7 +20,7 @@ and the two opponents; then turn / max_turns and both players' timeout counters 
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 
@@ -191,7 +191,7 @@ class BatchedPodracingEnv:
 
     def step(
         self, actions: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict]:
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
         races = self.races
         target, thrust, boost, shield = actions_to_commands(races, 0, actions)
         self._target[:, :2] = target

@@ -55,7 +55,7 @@ def _heading_error(pod: dict[str, Any], aim: Point) -> float:
     if pod["angle"] < 0:
         return 0.0
     wanted = math.degrees(math.atan2(aim[1] - pod["y"], aim[0] - pod["x"]))
-    diff = (wanted - pod["angle"] + 540.0) % 360.0 - 180.0
+    diff = (wanted - float(pod["angle"]) + 540.0) % 360.0 - 180.0
     return max(0.0, abs(diff) - MAX_ROTATION)
 
 

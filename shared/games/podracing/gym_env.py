@@ -54,14 +54,14 @@ class PodracingGymEnv(gym.Env[np.ndarray, np.ndarray]):
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict]:
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         match_seed = int(self.np_random.integers(0, 2**31 - 1))
         self.match = PodracingMatch(match_seed, self.config)
         self._dist = self._distances()
         return self._observation(), {"seed": match_seed}
 
-    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         match = self.match
         if match is None:
             raise RuntimeError("call reset() first")
