@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from shared.bots import errors as bot_errors
 from shared.matches import MatchRequestError
 
 log = logging.getLogger("services.gateway.errors")
@@ -71,6 +72,34 @@ async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
     return JSONResponse(body, status_code=exc.status_code)
 
 
+BOT_ERROR_STATUS: dict[type[bot_errors.BotError], int] = {
+    bot_errors.BotNotFound: 404,
+    bot_errors.NotBotOwner: 403,
+    bot_errors.BotNameTaken: 409,
+    bot_errors.WrongBotKind: 409,
+    bot_errors.SourceTooLarge: 413,
+    bot_errors.InvalidBotSource: 422,
+    bot_errors.EndpointCheckFailed: 422,
+    bot_errors.UnknownGame: 422,
+}
+"""The HTTP status of each bot-domain error; a subclass not listed takes its nearest listed base's."""
+
+
+def bot_error_status(exc: bot_errors.BotError) -> int:
+    for cls in type(exc).__mro__:
+        if cls in BOT_ERROR_STATUS:
+            return BOT_ERROR_STATUS[cls]
+    return 400
+
+
+async def _bot_error(request: Request, exc: bot_errors.BotError) -> JSONResponse:
+    """Rendered like ApiError: `detail`, plus `errors` when the error carries structured details."""
+    body: dict[str, Any] = {"detail": exc.message}
+    if exc.details is not None:
+        body["errors"] = exc.details
+    return JSONResponse(body, status_code=bot_error_status(exc))
+
+
 async def _match_request_error(request: Request, exc: MatchRequestError) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=exc.status_code)
 
@@ -95,6 +124,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(ApiError, _api_error)  # type: ignore[arg-type]
+    app.add_exception_handler(bot_errors.BotError, _bot_error)  # type: ignore[arg-type]
     app.add_exception_handler(MatchRequestError, _match_request_error)  # type: ignore[arg-type]
     app.add_exception_handler(IntegrityError, _integrity_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)

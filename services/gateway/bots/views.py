@@ -23,6 +23,7 @@ from services.gateway.bots.schemas import (
 from services.gateway.bounds import VersionNumber
 from services.gateway.deps import CurrentUser, DbSession, SettingsDep, is_admin
 from services.gateway.pagination import Page, Pagination
+from shared import bots
 from shared.states import BotStatus
 
 router = APIRouter(prefix="/bots", tags=["bots"])
@@ -36,8 +37,8 @@ def register_http_bot(
     body: HttpBotCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
 ) -> BotCreated:
     """Register a bot that runs behind an HTTP endpoint. The secret is returned once, here."""
-    bot, secret, verified = service.register_http_bot(
-        session, settings, user, body.name, body.game, body.endpoint, body.secret
+    bot, secret, verified = bots.register_http_bot(
+        session, settings, user, name=body.name, game=body.game, endpoint=body.endpoint, secret=body.secret
     )
     next_step = None
     if not verified:
@@ -54,8 +55,8 @@ def register_hosted_bot(
     body: HostedBotCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
 ) -> BotOut:
     """Upload a Python bot that the platform runs in a sandbox. Problems come back with line numbers."""
-    bot = service.register_hosted_bot(
-        session, settings, user, body.name, body.game, body.source, body.contract
+    bot = bots.register_hosted_bot(
+        session, settings, user, name=body.name, game=body.game, source=body.source, contract=body.contract
     )
     return service.bot_views(session, [bot], settings)[0]
 
@@ -71,8 +72,8 @@ def list_bots(
 ) -> Page[BotOut]:
     """Your bots (every bot for an admin)."""
     owner = None if is_admin(user) else user
-    bots, total = service.list_bots(session, owner, game, status, page.limit, page.offset)
-    views = service.bot_views(session, bots, settings)
+    rows, total = service.list_bots(session, owner, game, status, page.limit, page.offset)
+    views = service.bot_views(session, rows, settings)
     return Page(items=views, total=total, limit=page.limit, offset=page.offset)
 
 
@@ -81,14 +82,14 @@ def public_bots(
     session: DbSession, page: Pagination, game: GameFilter = None, status: StatusFilter = None
 ) -> Page[PublicBot]:
     """Every bot on the platform, without endpoints or secrets. No key needed."""
-    bots, total = service.list_bots(session, None, game, status, page.limit, page.offset)
-    return Page(items=service.public_views(session, bots), total=total, limit=page.limit, offset=page.offset)
+    rows, total = service.list_bots(session, None, game, status, page.limit, page.offset)
+    return Page(items=service.public_views(session, rows), total=total, limit=page.limit, offset=page.offset)
 
 
 @router.get("/{bot_id}", response_model=BotOut)
 def get_bot(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> BotOut:
     """One of your bots, with its health: a suspended bot's reason and time are here."""
-    return service.bot_views(session, [service.get_owned_bot(session, user, bot_id)], settings)[0]
+    return service.bot_views(session, [bots.get_owned_bot(session, user, bot_id)], settings)[0]
 
 
 @router.patch("/{bot_id}", response_model=BotOut)
@@ -96,8 +97,8 @@ def update_bot(
     bot_id: uuid.UUID, body: BotUpdate, user: CurrentUser, session: DbSession, settings: SettingsDep
 ) -> BotOut:
     """Rename a bot or move its endpoint; a new endpoint must pass the health check first."""
-    bot = service.get_owned_bot(session, user, bot_id)
-    service.update_bot(session, settings, bot, body.name, body.endpoint)
+    bot = bots.get_owned_bot(session, user, bot_id)
+    bots.update_bot(session, settings, bot, name=body.name, endpoint=body.endpoint)
     return service.bot_views(session, [bot], settings)[0]
 
 
@@ -108,14 +109,14 @@ def rotate_secret(
     """Replace the signing secret; the new one is returned once. The runner signs with both the new
     and the old secret for ARENA_SECRET_GRACE_S (24 h by default), so update the bot's server within
     that window; rotating again ends the old secret's window at once."""
-    bot = service.get_owned_bot(session, user, bot_id)
-    return SecretRotated(bot_id=bot.id, secret=service.rotate_secret(session, settings, bot))
+    bot = bots.get_owned_bot(session, user, bot_id)
+    return SecretRotated(bot_id=bot.id, secret=bots.rotate_secret(session, settings, bot))
 
 
 @router.post("/{bot_id}/deactivate", response_model=BotOut)
 def deactivate(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> BotOut:
     """Take the bot off the ladder; it keeps its rating and history."""
-    bot = service.set_active(session, settings, service.get_owned_bot(session, user, bot_id), False)
+    bot = bots.deactivate(session, bots.get_owned_bot(session, user, bot_id))
     return service.bot_views(session, [bot], settings)[0]
 
 
@@ -123,7 +124,7 @@ def deactivate(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, setting
 def reactivate(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> BotOut:
     """Put the bot back on the ladder, also after a suspension (HTTP bots must pass the health check
     again); resets the count of failed health checks."""
-    bot = service.set_active(session, settings, service.get_owned_bot(session, user, bot_id), True)
+    bot = bots.reactivate(session, settings, bots.get_owned_bot(session, user, bot_id))
     return service.bot_views(session, [bot], settings)[0]
 
 
@@ -132,14 +133,16 @@ def upload_version(
     bot_id: uuid.UUID, body: VersionCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
 ) -> VersionOut:
     """Upload new code for a hosted bot. It becomes the current version; older ones are kept."""
-    bot = service.get_owned_bot(session, user, bot_id)
-    version = service.upload_version(session, settings, bot, body.source, body.contract, body.notes)
+    bot = bots.get_owned_bot(session, user, bot_id)
+    version = bots.add_version(
+        session, settings, bot, source=body.source, contract=body.contract, notes=body.notes
+    )
     return VersionOut(**service.version_view(bot, version).model_dump(exclude={"source"}))
 
 
 @router.get("/{bot_id}/versions", response_model=list[VersionOut])
 def list_versions(bot_id: uuid.UUID, user: CurrentUser, session: DbSession) -> list[VersionOut]:
-    bot = service.get_owned_bot(session, user, bot_id)
+    bot = bots.get_owned_bot(session, user, bot_id)
     return [VersionOut(**v.model_dump(exclude={"source"})) for v in service.versions(session, bot)]
 
 
@@ -148,5 +151,5 @@ def get_version(
     bot_id: uuid.UUID, number: VersionNumber, user: CurrentUser, session: DbSession
 ) -> VersionDetail:
     """One version with its source (owner or admin only)."""
-    bot = service.get_owned_bot(session, user, bot_id)
+    bot = bots.get_owned_bot(session, user, bot_id)
     return service.version_view(bot, service.get_version(session, bot, number), with_source=True)

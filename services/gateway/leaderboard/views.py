@@ -6,11 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from services.gateway.bots.service import validate_game
 from services.gateway.deps import DbSession
+from services.gateway.errors import ApiError
 from services.gateway.leaderboard import service
 from services.gateway.leaderboard.schemas import Leaderboard
 from services.gateway.pagination import Pagination
+from shared.bots import UnknownGame, check_game
 
 router = APIRouter(prefix="/leaderboard", tags=["leaderboard"])
 
@@ -23,5 +24,8 @@ def leaderboard(
     include_inactive: Annotated[bool, Query(description="also list deactivated bots")] = False,
 ) -> Leaderboard:
     """Bots ranked by mu - 3 sigma (a bot must prove itself over several matches to rank high)."""
-    validate_game(game, 404)
+    try:
+        check_game(game)
+    except UnknownGame as exc:
+        raise ApiError(404, exc.message) from None  # a path that names no game is not found
     return service.leaderboard(session, game, include_inactive, page.limit, page.offset)
