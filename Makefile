@@ -5,7 +5,11 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 TORCH_PIN := torch==2.13.0
 
-.PHONY: install system-deps demo test lint format bench clean
+.DEFAULT_GOAL := help
+.PHONY: help install system-deps demo test check lint typecheck format bench clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,12 +20,17 @@ $(VENV)/.installed: pyproject.toml
 
 install: system-deps $(VENV)/.installed ## create .venv with every service's dependencies
 
-system-deps: ## bubblewrap is the hosted-bot sandbox; install it when we can
+system-deps: ## bubblewrap (the hosted-bot sandbox) and chromium (browser tests); install them when we can
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing bubblewrap (hosted-bot sandbox)"; \
 	    apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; \
 	  else echo "WARNING: bubblewrap (bwrap) is missing; hosted bots need it outside development mode"; fi; }
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (the browser tests drive it through Playwright)"; \
+	    apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+	  else echo "WARNING: chromium is missing; the browser tests (tests/gateway) need /usr/bin/chromium"; fi; }
 
 demo: install ## run the platform: embedded or configured Postgres/Redis, gateway, worker, beat, bots, ladder
 	$(PY) -m scripts.demo $(DEMO_ARGS)
@@ -29,11 +38,16 @@ demo: install ## run the platform: embedded or configured Postgres/Redis, gatewa
 test: install ## the whole test suite against real PostgreSQL, Redis, processes and sandboxes
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-lint: install
+check: lint typecheck ## everything CI checks besides the tests: ruff (lint and format) and mypy
+
+lint: install ## ruff: lint rules and formatting, without changing files
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-format: install
+typecheck: install ## mypy, strict, over services/ and shared/ (configured in pyproject.toml)
+	$(VENV)/bin/mypy
+
+format: install ## fix what ruff can fix and format the code
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
@@ -44,6 +58,7 @@ bench: install ## benchmarks: print figures and ratios against baselines measure
 	$(PY) -m scripts.bench_battle_config
 	$(PY) -m scripts.bench_platform
 	$(PY) -m scripts.bench_sandbox
+	$(PY) -m scripts.bench_events
 
-clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .arena-data
+clean: ## remove the virtual environment, caches and the demo's data
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .arena-data

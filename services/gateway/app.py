@@ -26,7 +26,7 @@ from services.gateway.matches.views import router as matches_router
 from services.gateway.metrics import GatewayMetrics, MetricsMiddleware, metrics_endpoint
 from services.gateway.users.service import ensure_bootstrap_admin
 from services.gateway.users.views import router as users_router
-from services.gateway.web.views import router as web_router
+from services.gateway.web import install_web
 from shared.config import Settings, get_settings
 from shared.db.session import get_sessionmaker
 
@@ -61,13 +61,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Authenticate with `Authorization: Bearer <api key>` or `X-API-Key: <api key>`. "
         "Read endpoints (games, leaderboards, matches, replays, public bots) need no key.",
         lifespan=lifespan,
+        # Served by install_web from packaged assets: FastAPI's own pages load a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     api = APIRouter(prefix=API_PREFIX)
     for router in (users_router, bots_router, matches_router, games_router, leaderboard_router):
         api.include_router(router)
     app.include_router(api)
     app.include_router(health_router)
-    app.include_router(web_router)
+    install_web(app)
     app.state.settings = settings
     app.state.metrics = GatewayMetrics()
     app.add_route("/metrics", metrics_endpoint, include_in_schema=False)
