@@ -24,6 +24,10 @@ class Settings(BaseSettings):
     # Infrastructure
     database_url: str = "postgresql+psycopg://postgres@127.0.0.1:5432/arena"
     redis_url: str = "redis://127.0.0.1:6379/0"
+    events_redis_url: str | None = None
+    """The Redis that carries live events (shared/events); unset: `redis_url`."""
+    events_enabled: bool = True
+    """Off: events are not published (the match runner still plays and rates as always)."""
     data_dir: Path = Path(".arena-data")
 
     # Security
@@ -51,7 +55,11 @@ class Settings(BaseSettings):
     match_soft_time_limit_s: int = 900
     match_hard_time_limit_s: int = 960
     broker_visibility_timeout_s: int = 3600
-    """Longer than any match (hard limit), so Redis never redelivers a match that is still running."""
+    """Longer than the hard time limit of every task (see `task_hard_time_limits`), so Redis never
+    hands a task that is still running to a second worker (late acks; see docs/long-jobs.md)."""
+    beat_task_soft_time_limit_s: int = 60
+    beat_task_hard_time_limit_s: int = 90
+    """Limits of the short periodic tasks (ladder tick, reaper)."""
     heartbeat_interval_s: float = 2.0
     stale_match_after_s: float = 30.0
     """A running match whose heartbeat is older than this is considered abandoned by a dead worker."""
@@ -76,6 +84,18 @@ class Settings(BaseSettings):
     """Mu distance (beyond twice the pair's combined sigma) within which every pair of active bots
     is meant to meet; see services/match_runner/ladder.py."""
 
+    # Long jobs (shared.jobs): training and evolution runs, worked through in bounded chunks
+    job_chunk_soft_time_limit_s: int = 600
+    job_chunk_hard_time_limit_s: int = 660
+    """A chunk's limits: minutes, never hours; the checkpoint is written at the end of each chunk."""
+    job_heartbeat_interval_s: float = Field(default=5.0, gt=0)
+    stale_job_after_s: float = Field(default=60.0, gt=0)
+    """A running job whose heartbeat is older than this lost its worker: the reaper requeues it."""
+    max_job_chunk_attempts: int = Field(default=3, ge=1)
+    """Claims of one chunk (crashes and handler errors) before the job fails."""
+    job_resend_after_s: float = Field(default=900.0, gt=0)
+    """A job queued for longer than this gets its chunk message sent again (a duplicate is a no-op)."""
+
     # Hosted bots
     sandbox_backend: Literal["bwrap", "process", "docker"] = "bwrap"
     hosted_code_max_chars: int = Field(default=100_000, ge=100)
@@ -88,9 +108,28 @@ class Settings(BaseSettings):
             raise ValueError("the 'process' sandbox backend is only allowed with ARENA_DEV_MODE=1")
         if self.match_hard_time_limit_s <= self.match_soft_time_limit_s:
             raise ValueError("match_hard_time_limit_s must exceed match_soft_time_limit_s")
-        if self.broker_visibility_timeout_s <= self.match_hard_time_limit_s:
-            raise ValueError("broker_visibility_timeout_s must exceed match_hard_time_limit_s")
+        if self.job_chunk_hard_time_limit_s <= self.job_chunk_soft_time_limit_s:
+            raise ValueError("job_chunk_hard_time_limit_s must exceed job_chunk_soft_time_limit_s")
+        if self.beat_task_hard_time_limit_s <= self.beat_task_soft_time_limit_s:
+            raise ValueError("beat_task_hard_time_limit_s must exceed beat_task_soft_time_limit_s")
+        name, longest = max(self.task_hard_time_limits().items(), key=lambda item: item[1])
+        if self.broker_visibility_timeout_s <= longest:
+            raise ValueError(
+                f"broker_visibility_timeout_s ({self.broker_visibility_timeout_s}) must exceed the longest "
+                f"task hard time limit, {name} ({longest})"
+            )
+        if self.stale_job_after_s <= 2 * self.job_heartbeat_interval_s:
+            raise ValueError("stale_job_after_s must exceed twice job_heartbeat_interval_s")
         return self
+
+    def task_hard_time_limits(self) -> dict[str, int]:
+        """Every task's hard time limit, by setting: the broker's visibility timeout must outlast them
+        all. A service that adds a limit of its own lists it here."""
+        return {
+            "match_hard_time_limit_s": self.match_hard_time_limit_s,
+            "job_chunk_hard_time_limit_s": self.job_chunk_hard_time_limit_s,
+            "beat_task_hard_time_limit_s": self.beat_task_hard_time_limit_s,
+        }
 
     def fernet_key(self) -> bytes:
         """A Fernet key derived from the secret key (so one setting rules all at-rest encryption)."""

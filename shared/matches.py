@@ -13,8 +13,11 @@ from sqlalchemy.orm import Session
 
 from shared.db.models import Bot, Match, MatchParticipant
 from shared.games.registry import UnknownGameError, get_game
-from shared.queue import TASK_PLAY_MATCH, celery_app
+from shared.queue import QUEUE_MATCHES, send_task
 from shared.states import BotStatus, MatchKind
+
+TASK_PLAY_MATCH = "arena.matches.play"
+"""Plays one match (services.match_runner.tasks), on the `matches` queue."""
 
 
 class MatchRequestError(ValueError):
@@ -80,4 +83,4 @@ def create_match(
 
 def enqueue_match(match_id: uuid.UUID) -> None:
     """Send the match to the `matches` queue. Call after the match row is committed."""
-    celery_app.send_task(TASK_PLAY_MATCH, args=[str(match_id)])
+    send_task(TASK_PLAY_MATCH, QUEUE_MATCHES, args=[str(match_id)])

@@ -1,68 +1,62 @@
-"""The one Celery app. Services send tasks by name, so the gateway never imports runner code.
+"""The one Celery app, shared by every service and knowing none of them.
 
-Reliability settings: a task is acknowledged only after it finished (late acks), a worker takes one
-task at a time (prefetch 1), a task whose worker died is requeued (reject on worker lost), and the
-broker's visibility timeout is longer than any match can run, so Redis never hands a running match
-to a second worker. The match task itself is idempotent (see services.match_runner.tasks).
+It declares the queues and the reliability settings, nothing else. Each service declares its own
+tasks on this app, each with its queue and time limits on the task (`@celery_app.task(name=...,
+queue=..., soft_time_limit=..., time_limit=..., acks_late=True)`), and its worker module imports
+its tasks and owns its beat schedule (services/match_runner/worker.py). A service that sends
+another's task does so by name, with the queue named explicitly (`send_task`): the name constants
+live in shared/, next to the domain function that sends them (e.g. shared.matches).
+
+Reliability: a task is acknowledged only after it ended (late acks), a worker reserves one task at a
+time (prefetch 1), a task whose worker process died is requeued (reject on worker lost), and only
+JSON crosses the broker. With late acks Redis hands an unacknowledged task to another worker after
+the visibility timeout, so Settings require that timeout to outlast every task's hard time limit
+(see docs/long-jobs.md); tasks that can run twice are written to be idempotent.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Sequence
+from typing import Any
 
 from celery import Celery
-from kombu import Queue
+from kombu import Exchange, Queue
 
 from shared.config import Settings, get_settings
 
 QUEUE_MATCHES = "matches"
-QUEUE_EVOLUTION = "evolution"
 QUEUE_TRAINING = "training"
-
-TASK_PLAY_MATCH = "arena.matches.play"
-TASK_LADDER_TICK = "arena.matches.ladder_tick"
-TASK_REAP_STALE = "arena.matches.reap_stale"
+QUEUE_EVOLUTION = "evolution"
+QUEUES = (QUEUE_MATCHES, QUEUE_TRAINING, QUEUE_EVOLUTION)
 
 
 def create_celery(settings: Settings | None = None) -> Celery:
     settings = settings or get_settings()
     app = Celery("arena", broker=settings.redis_url)
     app.conf.update(
-        task_queues=[Queue(QUEUE_MATCHES), Queue(QUEUE_EVOLUTION), Queue(QUEUE_TRAINING)],
-        task_default_queue=QUEUE_MATCHES,
-        task_routes={
-            "arena.matches.*": {"queue": QUEUE_MATCHES},
-            "arena.evolution.*": {"queue": QUEUE_EVOLUTION},
-            "arena.training.*": {"queue": QUEUE_TRAINING},
-        },
+        # One direct exchange per queue, routing key = queue name: a message reaches its queue only.
+        # A queue not declared here is an error, never a silently created queue nobody consumes.
+        task_queues=[Queue(name, Exchange(name, type="direct"), routing_key=name) for name in QUEUES],
+        task_create_missing_queues=False,
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        task_soft_time_limit=settings.match_soft_time_limit_s,
-        task_time_limit=settings.match_hard_time_limit_s,
         broker_transport_options={"visibility_timeout": settings.broker_visibility_timeout_s},
         broker_connection_retry_on_startup=True,
         task_serializer="json",
         accept_content=["json"],
         task_ignore_result=True,
         worker_hijack_root_logger=False,
-        # Ticks share the matches queue and wait behind matches being played; one that is older than
-        # its interval has been superseded by a newer one, so it expires instead of piling up.
-        beat_schedule={
-            "ladder": {
-                "task": TASK_LADDER_TICK,
-                "schedule": timedelta(seconds=settings.ladder_interval_s),
-                "options": {"expires": settings.ladder_interval_s},
-            },
-            "reaper": {
-                "task": TASK_REAP_STALE,
-                "schedule": timedelta(seconds=settings.reaper_interval_s),
-                "options": {"expires": settings.reaper_interval_s},
-            },
-        },
-        include=["services.match_runner.tasks"],
     )
     return app
 
 
 celery_app = create_celery()
+
+
+def send_task(name: str, queue: str, args: Sequence[Any] = (), **options: Any) -> None:
+    """Send a task by name to its queue; the sender never imports the service that runs it.
+
+    The queue is always explicit: a task sent by name carries no routing of its own, and an
+    undeclared queue raises (celery.exceptions.QueueNotFound)."""
+    celery_app.send_task(name, args=list(args), queue=queue, **options)

@@ -79,3 +79,32 @@ class MatchStatus(StrEnum):
     @property
     def is_final(self) -> bool:
         return self not in MatchStatus.pending()
+
+
+class JobStatus(StrEnum):
+    """A long job (training run, evolution run), worked through in chunks; see docs/long-jobs.md.
+
+    QUEUED -> RUNNING -> QUEUED (next chunk) ... -> FINISHED; a chunk that keeps failing -> FAILED.
+    Stop: QUEUED -> STOPPED at once, RUNNING -> STOPPING -> STOPPED when the running chunk ends.
+    Resume: STOPPED or FAILED -> QUEUED (from the last checkpoint); STOPPING -> RUNNING (the stop
+    is called off). The reaper puts RUNNING back to QUEUED when its worker stopped heartbeating."""
+
+    QUEUED = "queued"
+    """A chunk message for `chunk` is in (or on its way to) the queue."""
+    RUNNING = "running"
+    """A worker holds the lease on chunk `chunk` and heartbeats."""
+    STOPPING = "stopping"
+    """Stop asked while a chunk runs: that chunk still commits, then the job stops."""
+    STOPPED = "stopped"
+    FINISHED = "finished"
+    FAILED = "failed"
+
+    @classmethod
+    def holding_lease(cls) -> tuple[JobStatus, ...]:
+        """States in which a worker owns the job (and must heartbeat)."""
+        return (cls.RUNNING, cls.STOPPING)
+
+    @classmethod
+    def resumable(cls) -> tuple[JobStatus, ...]:
+        """At rest with a consistent checkpoint: resuming runs the next chunk from it."""
+        return (cls.STOPPED, cls.FAILED)

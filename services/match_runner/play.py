@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable
 from enum import StrEnum
 
-from services.match_runner import metrics
+from services.match_runner import announce, metrics
 from services.match_runner.health import HealthCheck, record_checks
 from services.match_runner.runner import MatchLost, PlayedMatch, play_match
 from services.match_runner.seats import OpenSeat, close_seats, open_seats
@@ -128,6 +128,12 @@ async def _play(
     return played, unrated
 
 
+def _fail(match_id: uuid.UUID, attempt: int, error: str, plan: MatchPlan | None = None) -> None:
+    """Mark the match failed and, if it was still ours to fail, announce it."""
+    if fail_match(match_id, attempt, error):
+        announce.match_failed(match_id, plan, error)
+
+
 def run_match(match_id: uuid.UUID, settings: Settings | None = None) -> Outcome:
     """Play a match if it is ours to play; see the module docstring for the guarantees."""
     settings = settings or get_settings()
@@ -136,7 +142,7 @@ def run_match(match_id: uuid.UUID, settings: Settings | None = None) -> Outcome:
         log.info("match %s is not ours to play (finished, running elsewhere or unknown)", match_id)
         return Outcome.SKIPPED
     if attempt > settings.max_match_attempts:
-        fail_match(match_id, attempt, f"gave up after {attempt - 1} attempts")
+        _fail(match_id, attempt, f"gave up after {attempt - 1} attempts")
         return Outcome.FAILED
     deadline = _deadline(settings)
     started = time.monotonic()
@@ -145,8 +151,9 @@ def run_match(match_id: uuid.UUID, settings: Settings | None = None) -> Outcome:
         game = get_game(plan.game)
     except Exception as exc:
         log.exception("cannot load match %s", match_id)
-        fail_match(match_id, attempt, f"cannot load the match: {type(exc).__name__}")
+        _fail(match_id, attempt, f"cannot load the match: {type(exc).__name__}")
         return Outcome.FAILED
+    announce.match_started(plan, attempt)
     log.info("playing match %s (%s, attempt %d)", match_id, plan.game, attempt)
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as loop_runner:
@@ -155,17 +162,19 @@ def run_match(match_id: uuid.UUID, settings: Settings | None = None) -> Outcome:
         log.warning("match %s was taken away from this worker; dropping our result", match_id)
         return Outcome.LOST
     except NoBotReachable as exc:
-        fail_match(match_id, attempt, str(exc))
+        _fail(match_id, attempt, str(exc), plan)
         metrics.MATCHES.labels(plan.game, Outcome.FAILED).inc()
         return Outcome.FAILED
     except Exception as exc:
         log.exception("match %s crashed", match_id)
-        fail_match(match_id, attempt, f"runner error: {type(exc).__name__}")  # details: the log
+        _fail(match_id, attempt, f"runner error: {type(exc).__name__}", plan)  # details: the log
         metrics.MATCHES.labels(plan.game, Outcome.FAILED).inc()
         return Outcome.FAILED
-    if not finish_match(match_id, attempt, played, unrated_reason):
+    finished = finish_match(match_id, attempt, played, unrated_reason)
+    if finished is None:
         log.warning("match %s was taken away before it finished; dropping our result", match_id)
         return Outcome.LOST
+    announce.match_finished(plan, finished)
     metrics.MATCHES.labels(plan.game, Outcome.FINISHED).inc()
     metrics.MATCH_DURATION.labels(plan.game).observe(time.monotonic() - started)
     log.info("match %s finished after %d turns (%s)", match_id, played.turns, played.end_reason)

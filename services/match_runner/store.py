@@ -21,7 +21,7 @@ from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Replay
 from shared.db.session import get_engine, session_scope
 from shared.games.replay import compress
 from shared.jsonsafe import safe_number, safe_text, storable
-from shared.states import BotKind, HostedContract, MatchStatus
+from shared.states import BotKind, HostedContract, MatchKind, MatchStatus
 
 MAX_MATCH_ERROR_CHARS = 2000
 MAX_SAMPLE_CHARS = 500
@@ -113,6 +113,7 @@ class MatchPlan:
     seed: int
     config: dict[str, Any]
     rated: bool
+    kind: MatchKind
     seats: list[Seat] = field(default_factory=list)
 
 
@@ -149,6 +150,7 @@ def load_plan(match_id: uuid.UUID) -> MatchPlan:
             seed=match.seed,
             config=dict(match.config or {}),
             rated=match.rated,
+            kind=match.kind,
             seats=seats,
         )
 
@@ -222,10 +224,32 @@ def storable_result(played: PlayedMatch) -> StorableMatch:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class FinishedSeat:
+    slot: int
+    bot_id: uuid.UUID
+    rank: int
+    score: float | None
+    rating: ratings.RatingChange | None
+    """None when the match was not rated."""
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedMatch:
+    """What finish_match committed, for reporting it afterwards (live events) without a re-read."""
+
+    rated: bool
+    turns: int
+    end_reason: str
+    error: str | None
+    seats: list[FinishedSeat]
+    """In slot order."""
+
+
 def finish_match(
     match_id: uuid.UUID, attempt: int, played: PlayedMatch, unrated_reason: str | None = None
-) -> bool:
-    """Write the result, ratings, replay and status in ONE transaction; False if no longer ours.
+) -> FinishedMatch | None:
+    """Write the result, ratings, replay and status in ONE transaction; None if no longer ours.
 
     The match row is locked first and checked to be running with our attempt number, so two
     attempts can never both finish (and rate) the same match. What is written is made safe first
@@ -236,7 +260,7 @@ def finish_match(
     with session_scope() as session:
         match = _lock_if_ours(session, match_id, attempt)
         if match is None:
-            return False
+            return None
         participants: list[MatchParticipant] = list(
             session.scalars(
                 select(MatchParticipant)
@@ -258,14 +282,16 @@ def finish_match(
             participant.error_samples = outcome.error_samples
         if unrated_reason is not None:
             match.rated = False  # a bot failed its pre-match check: see play.py
+        changes: list[ratings.RatingChange | None] = [None] * len(participants)
         if match.rated:
-            changes = ratings.apply_match_result(
+            applied = ratings.apply_match_result(
                 session,
                 match.game,
                 [p.bot_id for p in participants],
                 [by_player[p.slot].rank for p in participants],
             )
-            for participant, change in zip(participants, changes, strict=True):
+            changes = list(applied)
+            for participant, change in zip(participants, applied, strict=True):
                 participant.mu_before, participant.sigma_before = change.before.mu, change.before.sigma
                 participant.mu_after, participant.sigma_after = change.after.mu, change.after.sigma
         blob = safe.replay_blob
@@ -279,7 +305,17 @@ def finish_match(
         match.turns = played.turns
         match.end_reason = safe.end_reason
         match.error = unrated_reason
-    return True
+        finished = FinishedMatch(
+            rated=match.rated,
+            turns=played.turns,
+            end_reason=safe.end_reason,
+            error=unrated_reason,
+            seats=[
+                FinishedSeat(p.slot, p.bot_id, by_player[p.slot].rank, by_player[p.slot].score, change)
+                for p, change in zip(participants, changes, strict=True)
+            ],
+        )
+    return finished
 
 
 _REQUEUE = text(

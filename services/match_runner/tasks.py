@@ -1,4 +1,8 @@
-"""Celery tasks of the match runner, on the shared app (task names are in shared.queue)."""
+"""Celery tasks of the match runner, each declared with its queue and time limits on the task.
+
+The play task's name lives in shared.matches (the gateway and the evolver send it); the ladder tick
+and the reaper are only sent by this service's beat (worker.py), so their names live here.
+"""
 
 from __future__ import annotations
 
@@ -9,30 +13,76 @@ from services.match_runner.ladder import ladder_tick
 from services.match_runner.play import run_match
 from services.match_runner.store import reap_stale
 from shared.config import get_settings
-from shared.matches import enqueue_match
-from shared.queue import TASK_LADDER_TICK, TASK_PLAY_MATCH, TASK_REAP_STALE, celery_app
+from shared.jobs import reap_stale_jobs
+from shared.matches import TASK_PLAY_MATCH, enqueue_match
+from shared.queue import QUEUE_MATCHES, celery_app
 
 log = logging.getLogger(__name__)
 
+TASK_LADDER_TICK = "arena.matches.ladder_tick"
+TASK_REAP_STALE = "arena.matches.reap_stale"
 
-@celery_app.task(name=TASK_PLAY_MATCH)
+_settings = get_settings()
+
+
+@celery_app.task(
+    name=TASK_PLAY_MATCH,
+    queue=QUEUE_MATCHES,
+    soft_time_limit=_settings.match_soft_time_limit_s,
+    time_limit=_settings.match_hard_time_limit_s,
+    acks_late=True,
+)
 def play(match_id: str) -> str:
     """Play a match. Idempotent: redelivery, retries and duplicates are harmless."""
     return str(run_match(uuid.UUID(match_id)))
 
 
-@celery_app.task(name=TASK_LADDER_TICK, ignore_result=True)
+@celery_app.task(
+    name=TASK_LADDER_TICK,
+    queue=QUEUE_MATCHES,
+    soft_time_limit=_settings.beat_task_soft_time_limit_s,
+    time_limit=_settings.beat_task_hard_time_limit_s,
+    acks_late=True,
+    ignore_result=True,
+)
 def ladder(*_: object) -> int:
     return len(ladder_tick(get_settings()))
 
 
-@celery_app.task(name=TASK_REAP_STALE, ignore_result=True)
+@celery_app.task(
+    name=TASK_REAP_STALE,
+    queue=QUEUE_MATCHES,
+    soft_time_limit=_settings.beat_task_soft_time_limit_s,
+    time_limit=_settings.beat_task_hard_time_limit_s,
+    acks_late=True,
+    ignore_result=True,
+)
 def reap() -> dict[str, int]:
-    """Give matches of dead workers to the queue again (or fail them after too many attempts)."""
+    """Give matches and long-job chunks of dead workers to their queue again (or fail them after
+    too many attempts), and resend chunk messages that seem lost.
+
+    Long jobs are reaped here, by the beat the platform always runs, because the job reaper needs no
+    service code: each job row names the task and queue of its chunks (see docs/long-jobs.md)."""
     settings = get_settings()
     requeued, failed = reap_stale(settings.stale_match_after_s, settings.max_match_attempts)
     for match_id in requeued:
         enqueue_match(match_id)
     if requeued or failed:
         log.warning("reaper: requeued %d stale matches, failed %d", len(requeued), len(failed))
-    return {"requeued": len(requeued), "failed": len(failed)}
+    jobs = reap_stale_jobs(settings.stale_job_after_s, settings.max_job_chunk_attempts)
+    if jobs.requeued or jobs.failed or jobs.stopped or jobs.resent:
+        log.warning(
+            "reaper: requeued %d stale jobs, failed %d, stopped %d, resent %d lost chunk messages",
+            len(jobs.requeued),
+            len(jobs.failed),
+            len(jobs.stopped),
+            len(jobs.resent),
+        )
+    return {
+        "requeued": len(requeued),
+        "failed": len(failed),
+        "jobs_requeued": len(jobs.requeued),
+        "jobs_failed": len(jobs.failed),
+        "jobs_stopped": len(jobs.stopped),
+        "jobs_resent": len(jobs.resent),
+    }

@@ -1,4 +1,6 @@
-"""The match-runner worker and its beat scheduler.
+"""The match-runner worker and its beat scheduler: this module registers the service's tasks on the
+shared app and owns the service's beat schedule (the ladder tick and the reaper, which also reaps
+long jobs; see docs/long-jobs.md).
 
     celery -A services.match_runner.worker worker -Q matches -c 1
     celery -A services.match_runner.worker beat
@@ -11,15 +13,39 @@ from __future__ import annotations
 
 import logging
 import os
+from datetime import timedelta
+from typing import Any
 
 from celery.signals import worker_process_init
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-import services.match_runner.tasks  # noqa: F401  (registers the tasks on the app)
-from shared.queue import celery_app
+from services.match_runner.tasks import TASK_LADDER_TICK, TASK_REAP_STALE
+from shared.config import Settings, get_settings
+from shared.queue import QUEUE_MATCHES, celery_app
 
 log = logging.getLogger(__name__)
 
+
+def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
+    """The ladder tick and the reaper, on the matches queue.
+
+    Ticks share the matches queue and wait behind matches being played; one that is older than its
+    interval has been superseded by a newer one, so it expires instead of piling up."""
+    return {
+        "ladder": {
+            "task": TASK_LADDER_TICK,
+            "schedule": timedelta(seconds=settings.ladder_interval_s),
+            "options": {"queue": QUEUE_MATCHES, "expires": settings.ladder_interval_s},
+        },
+        "reaper": {
+            "task": TASK_REAP_STALE,
+            "schedule": timedelta(seconds=settings.reaper_interval_s),
+            "options": {"queue": QUEUE_MATCHES, "expires": settings.reaper_interval_s},
+        },
+    }
+
+
+celery_app.conf.beat_schedule = {**(celery_app.conf.beat_schedule or {}), **beat_schedule(get_settings())}
 app = celery_app
 
 # httpx logs every request at INFO: thousands of lines per match, and measurable time per turn.

@@ -35,6 +35,7 @@ from shared.states import (
     BotOrigin,
     BotStatus,
     HostedContract,
+    JobStatus,
     MatchKind,
     MatchStatus,
     UserRole,
@@ -263,3 +264,42 @@ class Replay(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
     match: Mapped[Match] = relationship(back_populates="replay")
+
+
+class Job(TimestampMixin, Base):
+    """A long job (a training or evolution run) worked through in bounded chunks (shared.jobs).
+
+    The row is the whole truth: which chunk runs next, the checkpoint to run it from, who holds the
+    lease, and which task on which queue runs a chunk, so the reaper can resend a chunk without
+    knowing the service. Large checkpoints live elsewhere (files); `checkpoint` points to them.
+    """
+
+    __tablename__ = "jobs"
+    __table_args__ = (Index("ix_jobs_status_heartbeat", "status", "heartbeat_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
+    kind: Mapped[str] = mapped_column(String(64), index=True)
+    """Which handler runs the chunks (each service names its own kinds)."""
+    status: Mapped[JobStatus] = mapped_column(state_column(JobStatus), default=JobStatus.QUEUED, index=True)
+    config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    checkpoint: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """Small: what the next chunk starts from, or where that lives."""
+    chunk: Mapped[int] = mapped_column(Integer, default=0)
+    """The next chunk to run (the running one while RUNNING); chunks before it are committed."""
+    progress: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    """Claims of the current chunk; reset when a chunk commits or the job is resumed."""
+    lease_owner: Mapped[str | None] = mapped_column(String(255))
+    lease_token: Mapped[uuid.UUID | None] = mapped_column()
+    """New at every claim; only the holder of the current token may heartbeat or commit."""
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    task_name: Mapped[str] = mapped_column(String(255))
+    queue: Mapped[str] = mapped_column(String(64))
+    error: Mapped[str | None] = mapped_column(Text)
+    enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    """When the current chunk's message was last sent: the reaper resends one that seems lost."""
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

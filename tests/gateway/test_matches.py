@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from shared.db.models import Match, Replay
 from shared.games.registry import get_game
 from shared.games.replay import compress, play_local
-from shared.queue import TASK_PLAY_MATCH
+from shared.matches import TASK_PLAY_MATCH
 from tests.gateway.conftest import Account, register_hosted_bot
 
 

@@ -155,13 +155,15 @@ def test_a_stale_ladder_tick_expires_instead_of_scheduling(
 ) -> None:
     """Beat ticks wait behind matches in the queue; one older than its interval must not run late
     (a backlog of them once scheduled matches for bots that had since gone away)."""
-    from shared.queue import TASK_LADDER_TICK, celery_app, create_celery
+    from services.match_runner.tasks import TASK_LADDER_TICK
+    from services.match_runner.worker import beat_schedule
+    from shared.queue import send_task
 
     for _ in range(2):
         register_bot()
-    entry = create_celery(Settings(dev_mode=True, ladder_interval_s=2.0)).conf.beat_schedule["ladder"]
+    entry = beat_schedule(Settings(dev_mode=True, ladder_interval_s=2.0))["ladder"]
     assert entry["options"]["expires"] == 2.0
-    celery_app.send_task(TASK_LADDER_TICK, expires=0.5)
+    send_task(TASK_LADDER_TICK, QUEUE_MATCHES, expires=0.5)
     time.sleep(1.0)  # the tick waits in the queue past its expiry, as behind a long match
     worker = start_worker("stale-tick")
     try:

@@ -13,10 +13,12 @@ from sqlalchemy import select
 
 from services.match_runner.play import Outcome, run_match
 from services.match_runner.store import claim_match
+from services.match_runner.tasks import TASK_REAP_STALE
 from shared import ratings
 from shared.db.models import Match, MatchParticipant, Rating, Replay
 from shared.db.session import session_scope
-from shared.queue import TASK_PLAY_MATCH, TASK_REAP_STALE, celery_app
+from shared.matches import TASK_PLAY_MATCH
+from shared.queue import QUEUE_MATCHES, send_task
 from tests.conftest import ManagedProcess
 from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
 
@@ -81,7 +83,7 @@ def test_worker_killed_mid_match_is_finished_and_rated_exactly_once(
 
         second = start_worker("rescue-worker")
         time.sleep(2.5)  # longer than ARENA_STALE_MATCH_AFTER_S of the workers
-        celery_app.send_task(TASK_REAP_STALE)
+        send_task(TASK_REAP_STALE, QUEUE_MATCHES)
         match = wait_for_match(match_id, second, timeout=60)
         assert "requeued 1 stale matches" in second.log()
     finally:
@@ -128,7 +130,7 @@ def test_play_task_for_a_finished_match_changes_nothing(
     assert run_match(match_id) is Outcome.SKIPPED
     assert run_match(match_id) is Outcome.SKIPPED
     turns_seen = other.stats()["turns"]
-    celery_app.send_task(TASK_PLAY_MATCH, args=[str(match_id)])
+    send_task(TASK_PLAY_MATCH, QUEUE_MATCHES, args=[str(match_id)])
     worker.wait_log(f"match {match_id} is not ours to play", timeout=30)
 
     assert _snapshot(match_id) == before

@@ -1,0 +1,183 @@
+"""Typed events and the topics they travel on.
+
+Every event is a frozen pydantic model with a `type` (an `EventType`), a schema `version` and a
+`timestamp`. Each concrete event class registers itself under its `type` when it is defined, so
+adding an event is one `EventType` member plus one class: publishing and parsing need nothing else.
+
+An event names its own topic (`Event.topic`); a topic is carried on the Redis channel
+`arena:events:<topic>`. Topics: `matches` (every match start and end), and, reserved for events yet to
+come, `match:<match id>` (a live match's frame stream), `training:<run id>` and `evolution:<run id>`.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from shared.states import MatchKind, MatchStatus
+
+CHANNEL_PREFIX = "arena:events:"
+TOPIC_MATCHES = "matches"
+
+
+def match_topic(match_id: uuid.UUID | str) -> str:
+    """The topic of one match's own stream (live frames); nothing is published there yet."""
+    return f"match:{match_id}"
+
+
+def training_topic(run_id: uuid.UUID | str) -> str:
+    return f"training:{run_id}"
+
+
+def evolution_topic(run_id: uuid.UUID | str) -> str:
+    return f"evolution:{run_id}"
+
+
+def channel(topic: str) -> str:
+    """The Redis channel (or, with `*`, channel pattern) that carries a topic."""
+    if not topic or any(ch.isspace() for ch in topic):
+        raise ValueError(f"invalid event topic {topic!r}")
+    return CHANNEL_PREFIX + topic
+
+
+def topic_family(topic: str) -> str:
+    """`training:<id>` -> `training`: a metrics label with a bounded number of values."""
+    return topic.split(":", 1)[0]
+
+
+class EventType(StrEnum):
+    MATCH_STARTED = "match.started"
+    MATCH_FINISHED = "match.finished"
+
+
+class MalformedEvent(ValueError):
+    """A message that is not an event this process knows (bad JSON, unknown type, invalid fields)."""
+
+
+_CLASSES: dict[EventType, type[Event]] = {}
+"""Every concrete event class by its type; filled as the classes are defined."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Event(BaseModel):
+    """The base of every event. Subclasses set `type` to their own Literal member and `topic`."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    type: EventType
+    version: int = 1
+    """Bumped by the publisher when an event's fields change incompatibly; added fields keep it."""
+    timestamp: datetime = Field(default_factory=_now)
+    """When the publisher created the event (UTC)."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        event_type = cls.model_fields["type"].default
+        if not isinstance(event_type, EventType):
+            return  # an abstract intermediate class
+        known = _CLASSES.get(event_type)
+        if known is not None and known.__qualname__ != cls.__qualname__:
+            raise TypeError(f"event type {event_type} is taken by {known.__qualname__}")
+        _CLASSES[event_type] = cls
+
+    @property
+    def topic(self) -> str:
+        raise NotImplementedError(f"{type(self).__name__} names no topic")
+
+    def to_json(self) -> bytes:
+        return self.model_dump_json().encode()
+
+
+def event_classes() -> dict[EventType, type[Event]]:
+    """Every registered event class by its type (for schemas and documentation)."""
+    return dict(_CLASSES)
+
+
+def parse_event(data: bytes | str) -> Event:
+    """The typed event in a message; MalformedEvent for anything else."""
+    try:
+        raw = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise MalformedEvent(f"not JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise MalformedEvent("not a JSON object")
+    try:
+        event_class = _CLASSES[EventType(str(raw.get("type")))]
+    except (ValueError, KeyError):
+        raise MalformedEvent(f"unknown event type {raw.get('type')!r}") from None
+    try:
+        return event_class.model_validate(raw)
+    except ValidationError as exc:
+        raise MalformedEvent(f"invalid {event_class.__name__}: {exc.error_count()} errors") from None
+
+
+class RatingSnapshot(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    mu: float
+    sigma: float
+    ordinal: float
+    """mu - 3 sigma: what the leaderboard sorts by."""
+
+
+class MatchSeat(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    slot: int
+    bot_id: uuid.UUID
+    name: str
+
+
+class SeatResult(MatchSeat):
+    rank: int | None = None
+    """0 is first; equal ranks are a draw. None when the match failed."""
+    score: float | None = None
+    rating_before: RatingSnapshot | None = None
+    """Set only when the match was rated."""
+    rating_after: RatingSnapshot | None = None
+
+
+class MatchEvent(Event):
+    """Events of one match, published on the `matches` topic."""
+
+    match_id: uuid.UUID
+    game: str
+    kind: MatchKind
+
+    @property
+    def topic(self) -> str:
+        return TOPIC_MATCHES
+
+
+class MatchStarted(MatchEvent):
+    """A worker claimed the match and starts playing it. A match that is handed to another worker
+    (its first one died) starts again with a higher `attempt`."""
+
+    type: Literal[EventType.MATCH_STARTED] = EventType.MATCH_STARTED
+    rated: bool
+    """Whether the match is meant to be rated; MatchFinished says whether it was."""
+    attempt: int
+    participants: list[MatchSeat]
+
+
+class MatchFinished(MatchEvent):
+    """A match ended: finished (ranked, maybe rated) or failed (`error` says why)."""
+
+    type: Literal[EventType.MATCH_FINISHED] = EventType.MATCH_FINISHED
+    status: Literal[MatchStatus.FINISHED, MatchStatus.FAILED]
+    rated: bool
+    """Whether ratings changed: a rated match with a bot that failed its pre-match check is not."""
+    turns: int | None = None
+    end_reason: str | None = None
+    error: str | None = None
+    """Why it failed, or why a finished match was not rated; public text, like the match's error."""
+    participants: list[SeatResult]
