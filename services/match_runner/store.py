@@ -333,18 +333,21 @@ _GIVE_UP = text(
            error = 'abandoned: its worker stopped ' || attempts || ' times (heartbeat lost)'
      WHERE status = :running AND attempts >= :max_attempts
        AND (heartbeat_at IS NULL OR heartbeat_at < now() - make_interval(secs => :stale))
-    RETURNING id
+    RETURNING id, error
     """
 )
 
 
-def reap_stale(stale_after_s: float, max_attempts: int) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
+def reap_stale(
+    stale_after_s: float, max_attempts: int
+) -> tuple[list[uuid.UUID], list[tuple[uuid.UUID, str]]]:
     """Requeue running matches whose worker stopped heartbeating; fail those out of attempts.
 
-    Returns (requeued ids, failed ids); the caller sends the requeued ones to the queue again.
+    Returns (requeued ids, (failed id, stored error) pairs); the caller sends the requeued ones to
+    the queue again and announces the failed ones.
     """
     params = {"stale": stale_after_s, "max_attempts": max_attempts, **_STATES}
     with get_engine().begin() as conn:
-        failed = [row[0] for row in conn.execute(_GIVE_UP, params)]
+        failed = [(row[0], str(row[1])) for row in conn.execute(_GIVE_UP, params)]
         requeued = [row[0] for row in conn.execute(_REQUEUE, params)]
     return requeued, failed

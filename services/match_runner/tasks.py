@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import uuid
 
+from services.match_runner import announce
 from services.match_runner.ladder import ladder_tick
 from services.match_runner.play import run_match
 from services.match_runner.store import reap_stale
@@ -67,6 +68,8 @@ def reap() -> dict[str, int]:
     requeued, failed = reap_stale(settings.stale_match_after_s, settings.max_match_attempts)
     for match_id in requeued:
         enqueue_match(match_id)
+    for match_id, error in failed:  # announced after the reaper's transaction committed
+        announce.match_failed(match_id, None, error)
     if requeued or failed:
         log.warning("reaper: requeued %d stale matches, failed %d", len(requeued), len(failed))
     jobs = reap_stale_jobs(settings.stale_job_after_s, settings.max_job_chunk_attempts)

@@ -12,12 +12,15 @@ import asyncio
 import socket
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from sqlalchemy import select
+from sqlalchemy import select, update
 
+from services.match_runner.tasks import TASK_REAP_STALE
+from shared.config import get_settings
 from shared.db.models import Bot, Match, MatchParticipant, Rating
 from shared.db.session import session_scope
 from shared.events import (
@@ -28,6 +31,7 @@ from shared.events import (
     MatchStarted,
     RatingSnapshot,
 )
+from shared.queue import QUEUE_MATCHES, send_task
 from shared.states import MatchKind, MatchStatus
 from tests.conftest import ManagedProcess, free_port
 from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
@@ -160,6 +164,40 @@ def test_a_failed_match_announces_its_failure(
     assert [(s.bot_id, s.rank, s.rating_after) for s in finished.participants] == [
         (b, None, None) for b in nowhere
     ]
+
+
+def test_a_match_the_reaper_gives_up_on_announces_its_failure(
+    worker: ManagedProcess, two_bots: list[uuid.UUID]
+) -> None:
+    """A match whose workers kept dying is failed by the reaper's SQL, not by a worker: the reaper
+    task announces it after its transaction commits."""
+    match_id = queue_match(two_bots, send=False)
+    with session_scope() as session:  # as a worker that died on its last attempt leaves it
+        session.execute(
+            update(Match)
+            .where(Match.id == match_id)
+            .values(
+                status=MatchStatus.RUNNING,
+                attempts=get_settings().max_match_attempts,
+                heartbeat_at=datetime.now(UTC) - timedelta(hours=1),
+            )
+        )
+
+    async def scenario() -> MatchFinished:
+        async with EventStream([TOPIC_MATCHES]) as stream:
+            await asyncio.to_thread(send_task, TASK_REAP_STALE, QUEUE_MATCHES)
+            async with asyncio.timeout(60):
+                async for event in stream:
+                    if isinstance(event, MatchFinished) and event.match_id == match_id:
+                        return event
+        raise AssertionError("the stream ended")
+
+    finished = asyncio.run(scenario())
+    match, _, _, _ = _stored(match_id)
+    assert match.status == MatchStatus.FAILED and match.error and match.error.startswith("abandoned")
+    assert finished.status == MatchStatus.FAILED and not finished.rated
+    assert finished.error == match.error
+    assert [s.bot_id for s in finished.participants] == two_bots
 
 
 def _silent_port(sock: socket.socket) -> int:
