@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import Any, ClassVar
 
 from shared.games.base import JSON, Decide, Game, GameEvent, Match, MatchResult, PlayerResult, StepResult
@@ -12,6 +13,15 @@ from shared.games.battle.config import SIGNAL_WORDS, BattleConfig
 from shared.games.battle.maps import BattleMap, build_map
 from shared.games.battle.perception import EMPTY_VIEW, Perception, signal_json
 from shared.games.battle.world import World
+
+
+class BattleEnd(StrEnum):
+    """Why a battle ended (the match's `end_reason`)."""
+
+    TIME_LIMIT = "time_limit"
+    FORFEIT = "forfeit"
+    ELIMINATED = "eliminated"
+    """At most one team has units left."""
 
 
 class BattleMatch(Match):
@@ -239,11 +249,11 @@ class BattleMatch(Match):
             rank = sum(1 for other in keys if other > keys[p])
             players.append(PlayerResult(p, rank, m["kills"] * 100.0 + m["damage_dealt"], m))
         if w.tick >= self.end_tick:
-            reason = "time_limit"
+            reason = BattleEnd.TIME_LIMIT
         elif any(self.forfeited):
-            reason = "forfeit"
+            reason = BattleEnd.FORFEIT
         else:
-            reason = "eliminated"
+            reason = BattleEnd.ELIMINATED
         return MatchResult(players, self.turn, reason)
 
     def frame(self) -> dict[str, JSON]:

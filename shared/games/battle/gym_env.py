@@ -15,7 +15,7 @@ import numpy as np
 from gymnasium import spaces
 
 from shared.games.battle.bots import BOTS, lead_point
-from shared.games.battle.game import BattleGame, BattleMatch
+from shared.games.battle.game import BattleEnd, BattleGame, BattleMatch
 
 SELF_FEATURES = 10
 ENEMY_FEATURES = 6
@@ -73,7 +73,7 @@ class BattleEnv(gym.Env[np.ndarray, np.ndarray]):
             res = m.result()
             rank = res.players[0].rank
             reward += 1.0 if rank == 0 and res.players[1].rank == 1 else (-1.0 if rank == 1 else 0.0)
-            terminated = res.reason != "time_limit"
+            terminated = res.reason != BattleEnd.TIME_LIMIT
             truncated = not terminated
             info["result"] = res.to_json()
         self._last_obs = m.observation(0)

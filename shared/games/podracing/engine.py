@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from enum import StrEnum
 
 WIDTH = 16000
 HEIGHT = 9000
@@ -43,6 +44,19 @@ PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
 """Collision pairs in the fixed order used to break exact ties between impact times."""
 TRACK_ATTEMPTS_PER_POINT = 200
 TRACK_RESTARTS = 1000
+
+
+class RaceEnd(StrEnum):
+    """Why a race ended (the match's `end_reason`)."""
+
+    WON = "won"
+    """A pod finished every lap."""
+    TIMEOUT = "timeout"
+    """A player went too many turns without passing a checkpoint."""
+    TURN_LIMIT = "turn_limit"
+    FORFEIT = "forfeit"
+    RUNNING = "running"
+    """Not ended: a result asked for before the race finished."""
 
 
 @dataclass(frozen=True)
@@ -189,7 +203,7 @@ class Race:
         self.winner: int | None = None
         self.winning_pod: int | None = None
         self.finished = False
-        self.reason: str | None = None
+        self.reason: RaceEnd | None = None
         self.collisions_capped = 0
         self.total_passes = len(self.checkpoints) * config.laps + 1
         """Passes to finish, counting the start on checkpoint 0 as the first one."""
@@ -408,13 +422,13 @@ class Race:
             self.winning_pod = index
             self.winner = player_of(index)
             self.finished = True
-            self.reason = "won"
+            self.reason = RaceEnd.WON
             self._events.append(RaceEvent("win", time=time, pod=index, player=self.winner))
             return
         out = [player for player in range(2) if self.timeouts[player] <= 0]
         if out:
             self.finished = True
-            self.reason = "timeout"
+            self.reason = RaceEnd.TIMEOUT
             for player in out:
                 self._events.append(RaceEvent("timeout", time=1.0, player=player))
             if len(out) == 1:
@@ -424,7 +438,7 @@ class Race:
             return
         if self.turn >= self.config.max_turns:
             self.finished = True
-            self.reason = "turn_limit"
+            self.reason = RaceEnd.TURN_LIMIT
             self.winner = self._leader()
 
     # ---------------------------------------------------------------- ranking
@@ -463,5 +477,5 @@ class Race:
         if self.finished:
             return
         self.finished = True
-        self.reason = "forfeit"
+        self.reason = RaceEnd.FORFEIT
         self.winner = 1 - player

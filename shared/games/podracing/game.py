@@ -14,6 +14,7 @@ from shared.games.podracing.engine import (
     WIDTH,
     Pod,
     Race,
+    RaceEnd,
     RaceEvent,
     player_of,
     round_half_away,
@@ -160,7 +161,7 @@ class PodracingMatch(Match):
                     metrics=dict(self._metrics[player]),
                 )
             )
-        return MatchResult(players=players, turns=race.turn, reason=race.reason or "running")
+        return MatchResult(players=players, turns=race.turn, reason=race.reason or RaceEnd.RUNNING)
 
     def frame(self) -> dict[str, JSON]:
         race = self.race

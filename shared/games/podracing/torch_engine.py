@@ -48,6 +48,7 @@ from shared.games.podracing.engine import (
     SHIELD_COOLDOWN,
     SHIELD_MASS,
     RaceConfig,
+    RaceEnd,
 )
 from shared.games.podracing.torch_motion import FLOAT_ROWS, INT_ROWS, Motion, pair_pods
 from shared.games.podracing.torch_ops import (
@@ -80,9 +81,9 @@ REASON_TIMEOUT = 2
 REASON_TURN_LIMIT = 3
 REASONS = {
     REASON_RUNNING: None,
-    REASON_WON: "won",
-    REASON_TIMEOUT: "timeout",
-    REASON_TURN_LIMIT: "turn_limit",
+    REASON_WON: RaceEnd.WON,
+    REASON_TIMEOUT: RaceEnd.TIMEOUT,
+    REASON_TURN_LIMIT: RaceEnd.TURN_LIMIT,
 }
 """Codes of `TorchRaces.reason` and the reference engine's `Race.reason` strings they stand for."""
 
