@@ -110,10 +110,12 @@ class MetricsMiddleware:
 
 def route_template(scope: Scope) -> str:
     """The full template of the matched route. A route inside included routers knows only its own
-    tail (`/games/{name}`), so the prefix is taken from the same number of leading path segments."""
+    tail (`/games/{name}`), so the prefix is taken from the same number of leading path segments.
+    A mounted app (static files) has no route; its mount path is what the root path gained."""
     route_path = getattr(scope.get("route"), "path", None)
     if route_path is None:
-        return "unmatched"
+        mount = str(scope.get("root_path", ""))[len(str(scope.get("app_root_path", ""))) :]
+        return f"{mount}/{{path}}" if mount and "endpoint" in scope else "unmatched"
     segments = scope.get("path", "").split("/")
     tail = route_path.count("/")
     prefix = "/".join(segments[: len(segments) - tail]) if tail else scope.get("path", "")

@@ -138,6 +138,9 @@ def test_health_ready_and_metrics(client: TestClient) -> None:
     client.get("/api/v1/games/podracing")
     raw_id = str(uuid.uuid4())
     client.get(f"/api/v1/matches/{raw_id}")
+    client.get("/static/arena.css")
+    client.get("/static/docs/swagger-ui.css")
+    client.get(f"/no/such/{raw_id}")
     metrics = client.get("/metrics")
     assert metrics.status_code == 200
     text = metrics.text
@@ -145,6 +148,9 @@ def test_health_ready_and_metrics(client: TestClient) -> None:
     assert "arena_http_request_duration_seconds_bucket" in text
     assert re.search(r'arena_matches\{status="queued"\} \d', text)
     assert 'route="/api/v1/matches/{match_id}",status="404"' in text
+    assert 'route="/static/{path}",status="200"' in text  # mounted apps are named by their mount
+    assert 'route="/static/docs/{path}",status="200"' in text
+    assert 'route="unmatched",status="404"' in text
     assert raw_id not in text  # labels are templates, never raw ids
 
 
