@@ -57,6 +57,7 @@ bench: install ## benchmarks: print figures and ratios against baselines measure
 	$(PY) -m scripts.bench_battle
 	$(PY) -m scripts.bench_battle_config
 	$(PY) -m scripts.bench_platform
+	$(PY) -m scripts.bench_internals
 	$(PY) -m scripts.bench_sandbox
 	$(PY) -m scripts.bench_events
 

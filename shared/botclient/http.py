@@ -15,7 +15,7 @@ import socket
 import ssl
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -197,21 +197,99 @@ class _SocketBackend(httpcore.AsyncNetworkBackend):
         await asyncio.sleep(seconds)
 
 
-def _transport(*, tls: bool, uds: str | None = None) -> httpx.AsyncHTTPTransport:
-    """httpx's transport; for plain HTTP its connection pool runs on `_SocketBackend`."""
-    transport = httpx.AsyncHTTPTransport(verify=_ssl_context(), retries=0, trust_env=False, uds=uds)
-    if not tls:
-        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)
-        transport._pool = httpcore.AsyncConnectionPool(  # the pool httpx would build, on our backend
-            ssl_context=_ssl_context(),
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
+_HTTPX_ERRORS: dict[type[Exception], type[httpx.HTTPError]] = {
+    httpcore.TimeoutException: httpx.TimeoutException,
+    httpcore.ConnectTimeout: httpx.ConnectTimeout,
+    httpcore.ReadTimeout: httpx.ReadTimeout,
+    httpcore.WriteTimeout: httpx.WriteTimeout,
+    httpcore.PoolTimeout: httpx.PoolTimeout,
+    httpcore.NetworkError: httpx.NetworkError,
+    httpcore.ConnectError: httpx.ConnectError,
+    httpcore.ReadError: httpx.ReadError,
+    httpcore.WriteError: httpx.WriteError,
+    httpcore.ProxyError: httpx.ProxyError,
+    httpcore.UnsupportedProtocol: httpx.UnsupportedProtocol,
+    httpcore.ProtocolError: httpx.ProtocolError,
+    httpcore.LocalProtocolError: httpx.LocalProtocolError,
+    httpcore.RemoteProtocolError: httpx.RemoteProtocolError,
+}
+"""httpcore's errors as the httpx ones callers expect (the same pairs httpx's own transport uses)."""
+
+
+def _httpx_error(exc: Exception) -> httpx.HTTPError | None:
+    for cls in type(exc).__mro__:
+        mapped = _HTTPX_ERRORS.get(cls)
+        if mapped is not None:
+            return mapped(str(exc))
+    return None
+
+
+class _ResponseStream(httpx.AsyncByteStream):
+    """An httpcore response body read through httpx, its errors turned into httpx's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._stream:
+                yield chunk
+        except Exception as exc:
+            mapped = _httpx_error(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class SocketTransport(httpx.AsyncBaseTransport):
+    """An httpx transport for plain HTTP (TCP or a Unix socket): httpcore's keep-alive connection
+    pool on `_SocketBackend`, which httpx's own `AsyncHTTPTransport` has no option for."""
+
+    def __init__(self, uds: str | None = None) -> None:
+        self._pool = httpcore.AsyncConnectionPool(
+            max_connections=100,
+            max_keepalive_connections=20,
+            keepalive_expiry=5.0,
             uds=uds,
             retries=0,
             network_backend=_SocketBackend(),
         )
-    return transport
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        core_request = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        try:
+            response = await self._pool.handle_async_request(core_request)
+        except Exception as exc:
+            mapped = _httpx_error(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        return httpx.Response(
+            status_code=response.status,
+            headers=response.headers,
+            stream=_ResponseStream(response.stream),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()
+
+
+def _transport(*, tls: bool, uds: str | None = None) -> httpx.AsyncBaseTransport:
+    """`SocketTransport` for plain HTTP; httpx's own transport where TLS is needed."""
+    if not tls:
+        return SocketTransport(uds)
+    return httpx.AsyncHTTPTransport(verify=_ssl_context(), retries=0, trust_env=False, uds=uds)
 
 
 def _shorten(text: str) -> str:

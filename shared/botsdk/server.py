@@ -12,7 +12,6 @@ v1. Every accepted message id is remembered for the freshness window, so a reque
 from __future__ import annotations
 
 import email.parser
-import http.client
 import json
 import os
 import re
@@ -32,6 +31,10 @@ from shared.protocol import signing
 PROTOCOL_VERSION = 1
 MAX_BODY_BYTES = 1_000_000
 KEEPALIVE_IDLE_S = 60.0
+MAX_HEADER_LINE = 65536
+"""Longest request header line, in bytes; the same limit http.client applies on the standard path."""
+MAX_HEADERS = 100
+"""Most header lines in a request; also the same as http.client's."""
 
 _SIMPLE_HEADER = re.compile(r"([\x21-\x39\x3b-\x7e]+):([^\r\n]*)\r?\n")
 """A header line the email parser would read as just `name: value` (no folding, no stray CR)."""
@@ -137,6 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
     timeout = KEEPALIVE_IDLE_S
     app: BotApp
+    raw_requestline: bytes  # set by handle_one_request before parse_request runs
     _first_values: dict[str, str] | None = None
 
     def parse_request(self) -> bool:
@@ -157,17 +161,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.command, self.path, self.request_version = command, path, version
         self.close_connection = not (version == "HTTP/1.1" and self.protocol_version >= "HTTP/1.1")
         lines: list[bytes] = []
-        while True:  # http.client's limits and messages
-            line = self.rfile.readline(http.client._MAXLINE + 1)
-            if len(line) > http.client._MAXLINE:
+        while True:  # the standard path's limits and messages
+            line = self.rfile.readline(MAX_HEADER_LINE + 1)
+            if len(line) > MAX_HEADER_LINE:
                 self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Line too long", "header line")
                 return False
             lines.append(line)
-            if len(lines) > http.client._MAXHEADERS:
+            if len(lines) > MAX_HEADERS:
                 self.send_error(
                     HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
                     "Too many headers",
-                    f"got more than {http.client._MAXHEADERS} headers",
+                    f"got more than {MAX_HEADERS} headers",
                 )
                 return False
             if line in (b"\r\n", b"\n", b""):
@@ -247,25 +251,31 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(length) if length else b""
 
     def _send(self, status: int, payload: Any) -> None:
+        """The answer as send_response and send_header would write it, built here so that status
+        line, headers and body leave in one write: one packet and one wake-up for the runner."""
         data = json.dumps(payload, separators=(",", ":")).encode()
+        self.log_request(status)
+        if self.request_version == "HTTP/0.9":  # no status line, no headers
+            answer = data
+        else:
+            phrase = self.responses[status][0] if status in self.responses else ""
+            head = (
+                f"{self.protocol_version} {status} {phrase}\r\n"
+                f"Server: {self.version_string()}\r\n"
+                f"Date: {self.date_time_string()}\r\n"
+                "Content-Type: application/json\r\n"
+                f"Content-Length: {len(data)}\r\n\r\n"
+            )
+            answer = head.encode("latin-1") + data
         try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            if self.request_version != "HTTP/0.9":
-                # Headers and body leave in one send (one packet, one wake-up for the runner).
-                self._headers_buffer.append(b"\r\n" + data)
-                self.flush_headers()
-            else:
-                self.end_headers()
-                self.wfile.write(data)
+            self.wfile.write(answer)
         except OSError:
             self.close_connection = True
 
     def setup(self) -> None:
         if isinstance(self.server, TCPBotServer):
-            # Headers and body are separate writes: without this, Nagle's algorithm and delayed
-            # ACKs add tens of milliseconds to some answers over TCP.
+            # Error pages from http.server (send_error) are several writes: without this, Nagle's
+            # algorithm and delayed ACKs add tens of milliseconds to some answers over TCP.
             self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().setup()
 

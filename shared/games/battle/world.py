@@ -17,31 +17,9 @@ from dataclasses import dataclass, field
 import pymunk
 
 from shared.games.base import GameEvent
+from shared.games.battle import pymunk_fast
 from shared.games.battle.config import BattleConfig
 from shared.games.battle.maps import BattleMap
-
-try:  # chipmunk itself, for the per-tick calls whose pymunk wrappers cost more than the work
-    from pymunk._chipmunk import ffi as _ffi
-    from pymunk._chipmunk import lib as _chipmunk
-except ImportError:  # another pymunk layout: use the public API
-    _chipmunk = _ffi = None
-_BOOKKEEPING = ("_bodies_to_check", "_removed_shapes", "_add_later", "_remove_later", "_post_step_callbacks")
-
-
-def _fast_path_available() -> bool:
-    """The direct chipmunk calls rely on pymunk 7.3 internals; any other layout uses the public API."""
-    if _chipmunk is None:
-        return False
-    probe = pymunk.Space()
-    return hasattr(probe, "_space") and all(hasattr(probe, name) for name in _BOOKKEEPING)
-
-
-if not _fast_path_available():
-    _chipmunk = _ffi = None
-_CP_STEP: Callable[[object, float], None] | None = None if _chipmunk is None else _chipmunk.cpSpaceStep
-# Body position reads and writes without the Vec2d and attribute-hook overhead of the pymunk properties.
-_CP_GET_POS = None if _chipmunk is None else _chipmunk.cpBodyGetPosition
-_CP_SET_POS = None if _chipmunk is None else _chipmunk.cpBodySetPosition
 
 CAT_WALL, CAT_UNIT, CAT_PROJ = 1, 2, 4
 COLL_UNIT, COLL_PROJ, COLL_WALL = 1, 2, 3
@@ -66,25 +44,9 @@ METRIC_NAMES = (
 )
 
 
-def _needs_bookkeeping(space: pymunk.Space) -> bool:
-    """Whether Space.step has Python work to do besides stepping chipmunk (pymunk 7 internals: the
-    attributes named in _BOOKKEEPING, read directly as this runs several times a turn)."""
-    return bool(
-        space._bodies_to_check
-        or space._removed_shapes
-        or space._add_later
-        or space._remove_later
-        or space._post_step_callbacks
-    )
-
-
 def wall_query(space: pymunk.Space) -> Callable[[tuple[float, float], tuple[float, float]], bool]:
     """`blocked(a, b)`: whether a wall touches the segment a-b (a zero-radius, walls-only query)."""
-    if _chipmunk is None:
-        query = space.segment_query_first
-        return lambda a, b: query(a, b, 0.0, ONLY_WALLS) is not None
-    first, cp_space, null = _chipmunk.cpSpaceSegmentQueryFirst, space._space, _ffi.NULL
-    return lambda a, b: bool(first(cp_space, a, b, 0.0, ONLY_WALLS, null))
+    return pymunk_fast.segment_blocked(space, ONLY_WALLS)
 
 
 def wrap_angle(a: float) -> float:
@@ -141,6 +103,13 @@ class World:
         self.metrics: list[dict[str, float]] = [dict.fromkeys(METRIC_NAMES, 0.0) for _ in range(num_players)]
         self.eliminated_tick: list[int | None] = [None] * num_players
         self.space = space = pymunk.Space()
+        # Per-tick physics calls, direct to chipmunk where pymunk_fast can (same results either way).
+        self._unchecked_step = pymunk_fast.unchecked_step(space)
+        self._read_position = pymunk_fast.position_reader()
+        self._write_position = pymunk_fast.position_writer()
+        self._space_changed = True
+        """Something was added to or removed from the space since its last Space.step: every add and
+        remove below sets it, as the next tick then needs Space.step's bookkeeping."""
         space.damping = 1.0
         space.iterations = 4
         self.wall_shapes: list[pymunk.Segment] = []
@@ -228,9 +197,7 @@ class World:
         so the ticks in between are plain steps in a tight loop."""
         cfg = self.cfg
         dt, control_every, frame_every = cfg.dt, cfg.control_every, cfg.frame_every
-        space = self.space
-        fast_step = _CP_STEP
-        cp_space = space._space if fast_step is not None else None
+        space, unchecked_step = self.space, self._unchecked_step
         projectiles = self.projectiles
         tick = self.tick
         last = min(tick + ticks, end_tick)
@@ -243,16 +210,14 @@ class World:
                 stop = projectiles[0].expire_tick
             # Space.step's Python bookkeeping (deferred adds and removals, new-body checks) is only
             # needed after the space changed; the contact callback only records shapes.
-            if fast_step is None or _needs_bookkeeping(space):
+            if self._space_changed:
+                self._space_changed = False
                 space.step(dt)
             else:
-                fast_step(cp_space, dt)
+                unchecked_step(dt)
             tick += 1
             while tick < stop and not self._contacts:
-                if fast_step is None:
-                    space.step(dt)
-                else:
-                    fast_step(cp_space, dt)
+                unchecked_step(dt)
                 tick += 1
             self.tick = tick
             if self._contacts:
@@ -267,17 +232,13 @@ class World:
         max_turn = self._turn_step
         pi, two_pi, atan2 = math.pi, TWO_PI, math.atan2
         tick, tolerance = self.tick, self.cfg.aim_tolerance
-        get_pos = _CP_GET_POS
+        read_position = self._read_position
         for u in self.units:
             fire = u.fire_target
             if fire is not None:
                 if not u.alive:
                     continue
-                if get_pos is None:
-                    x, y = u.body.position
-                else:
-                    v = get_pos(u.body._body)
-                    x, y = v.x, v.y
+                x, y = read_position(u.body)
                 dx, dy = fire[0] - x, fire[1] - y
                 if dx * dx + dy * dy < 1e-6:
                     continue
@@ -328,6 +289,7 @@ class World:
         shape.filter = PROJ_FILTER
         shape.collision_type = COLL_PROJ
         self.space.add(body, shape)
+        self._space_changed = True
         proj = Projectile(self._next_pid, u, body, shape, self.tick + cfg.ttl_ticks, (vx, vy))
         self._next_pid += 1
         self.projectiles.append(proj)
@@ -339,6 +301,7 @@ class World:
             self._positions_tick = -1
             proj.alive = False
             self.space.remove(proj.body, proj.shape)
+            self._space_changed = True
             del self.proj_by_shape[proj.shape]
 
     def _resolve_contacts(self) -> None:
@@ -401,6 +364,7 @@ class World:
         u.fire_target = None
         u.turn_target = None
         self.space.remove(u.joint, u.shape, u.body, u.control)
+        self._space_changed = True
         del self.unit_by_shape[u.shape]
         self.alive_count[u.player] -= 1
         if self.alive_count[u.player] == 0:
@@ -409,16 +373,10 @@ class World:
 
     # ----------------------------------------------------------------- orders
     def order_move(self, u: Unit, x: float, y: float) -> None:
-        if _CP_SET_POS is None:
-            u.control.position = (x, y)
-        else:
-            _CP_SET_POS(u.control._body, (x, y))
+        self._write_position(u.control, (x, y))
 
     def order_stop(self, u: Unit) -> None:
-        if _CP_SET_POS is None:
-            u.control.position = u.body.position
-        else:
-            _CP_SET_POS(u.control._body, _CP_GET_POS(u.body._body))
+        self._write_position(u.control, self._read_position(u.body))
 
     def order_dodge(self, u: Unit, side: str) -> bool:
         """A sideways velocity burst; the steering joint then brakes it at the unit's acceleration."""
@@ -445,26 +403,16 @@ class World:
         """Every unit's position (index order) and every live projectile's, read once per tick and
         shared by the replay frame and perception of that tick (pymunk reads are the slow part)."""
         if self._positions_tick != self.tick:
-            get = _CP_GET_POS
-            if get is None:
-                units = [u.body.position if u.alive else u.last_pos for u in self.units]
-                projs = [(p, *p.body.position) for p in self.projectiles if p.alive]
-                self._positions = ([(float(x), float(y)) for x, y in units], projs)
-            else:  # chipmunk hands back plain floats
-                xy: list[tuple[float, float]] = []
-                for u in self.units:
-                    if u.alive:
-                        v = get(u.body._body)
-                        xy.append((v.x, v.y))
-                    else:
-                        x, y = u.last_pos
-                        xy.append((float(x), float(y)))
-                projs = []
-                for p in self.projectiles:
-                    if p.alive:
-                        v = get(p.body._body)
-                        projs.append((p, v.x, v.y))
-                self._positions = (xy, projs)
+            read = self._read_position
+            xy: list[tuple[float, float]] = []
+            for u in self.units:
+                if u.alive:
+                    xy.append(read(u.body))
+                else:
+                    x, y = u.last_pos
+                    xy.append((float(x), float(y)))
+            projs = [(p, *read(p.body)) for p in self.projectiles if p.alive]
+            self._positions = (xy, projs)
             self._positions_tick = self.tick
         return self._positions
 

@@ -6,9 +6,10 @@ import json
 import math
 import random
 
+import pymunk
 import pytest
 
-import shared.games.battle.world as world_module
+from shared.games.battle import pymunk_fast
 from shared.games.battle.bots import BOTS, Walls, path_blocked
 from shared.games.battle.game import BattleGame
 from shared.games.battle.world import ONLY_WALLS, wall_query
@@ -25,24 +26,54 @@ def _play(seed: int, config: dict[str, object]) -> str:
     return "\n".join(out)
 
 
-@pytest.mark.parametrize("config", [{}, {"control_every": 3, "frame_hz": 7, "map": "corridors"}])
-def test_direct_stepping_matches_space_step(
-    monkeypatch: pytest.MonkeyPatch, config: dict[str, object]
-) -> None:
+def test_the_fast_path_is_on_for_the_pymunk_it_was_written_for() -> None:
+    assert pymunk_fast.active() == pymunk.version.startswith(pymunk_fast.WRITTEN_FOR)
+    assert pymunk_fast.chipmunk_for("7.4.0") is None
+    assert pymunk_fast.chipmunk_for("8.0.0") is None
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{}, {"control_every": 3, "frame_hz": 7, "map": "corridors"}, {"units_per_player": 6, "map": "random"}],
+)
+def test_the_public_api_fallback_plays_the_same_match(config: dict[str, object]) -> None:
+    """Observations, events and frames of whole matches, with and without the direct chipmunk calls."""
     fast = _play(5, {**config, "time_limit_s": 12.0})
-    monkeypatch.setattr(world_module, "_CP_STEP", None)
-    assert _play(5, {**config, "time_limit_s": 12.0}) == fast
+    with pymunk_fast.public_api_only():
+        assert not pymunk_fast.active()
+        assert _play(5, {**config, "time_limit_s": 12.0}) == fast
 
 
 def test_wall_query_matches_segment_query() -> None:
     match = BattleGame().create_match(3, {"map": "pillars"})
     space = match.world.space
     blocked = wall_query(space)
+    with pymunk_fast.public_api_only():
+        public = wall_query(space)
     rng = random.Random(1)
     for _ in range(500):
         a = (rng.uniform(0, 40), rng.uniform(0, 26))
         b = (rng.uniform(0, 40), rng.uniform(0, 26))
-        assert blocked(a, b) == (space.segment_query_first(a, b, 0.0, ONLY_WALLS) is not None)
+        expected = space.segment_query_first(a, b, 0.0, ONLY_WALLS) is not None
+        assert blocked(a, b) == expected
+        assert public(a, b) == expected
+
+
+def test_position_reads_and_writes_match_the_properties() -> None:
+    body = pymunk.Body(1.0, math.inf)
+    readers = [pymunk_fast.position_reader()]
+    writers = [pymunk_fast.position_writer()]
+    with pymunk_fast.public_api_only():
+        readers.append(pymunk_fast.position_reader())
+        writers.append(pymunk_fast.position_writer())
+    rng = random.Random(3)
+    for _ in range(100):
+        for write in writers:
+            xy = (rng.uniform(-1e3, 1e3), rng.uniform(-1e3, 1e3))
+            write(body, xy)
+            assert tuple(body.position) == xy
+            for read in readers:
+                assert read(body) == xy and all(type(v) is float for v in read(body))
 
 
 def test_wall_grid_matches_a_full_scan() -> None:

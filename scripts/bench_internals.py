@@ -1,0 +1,339 @@
+"""What the speed shortcuts buy end to end, each measured with and without it in the same run:
+
+(a) battle: whole matches of the built-in bots in process (one core), with the direct chipmunk calls
+    of shared/games/battle/pymunk_fast.py and with pymunk's public API only; matches per minute, and
+    a check that both play every match bit for bit the same;
+(b) HTTP match: whole podracing matches through the runner's turn loop (`play_match`, on uvloop as
+    in the worker) against two SDK bot processes over loopback, with the runner's `SocketTransport`
+    (httpcore's pool on a plain asyncio socket backend) and with httpx's default transport; turns
+    per second and CPU per turn (runner, and runner plus bots);
+(c) SDK bot server: sequential turns from the runner's client, the server answering in one write
+    (status line, headers and body together) or as http.server writes them (headers, then body);
+    turns per second and server CPU per turn.
+
+    .venv/bin/python -m scripts.bench_internals [--quick] [--only battle|http|sdk]
+
+Needs nothing but this machine (no database, no Redis); about 2 minutes (--quick, about 30 s, only
+checks that it runs: too few matches for steady ratios). The variants alternate match by match (or
+round by round of 300 turns), so load from other jobs hits both alike; figures still move between
+runs on a shared machine, the ratios less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE_BOTS = ("examples/bots/podracing_runner_bot.py", "examples/bots/podracing_follower_bot.py")
+os.environ.setdefault("ARENA_DEV_MODE", "1")
+os.environ.setdefault("ARENA_SECRET_KEY", "bench-" + secrets.token_hex(16))
+
+
+def ratio_line(label: str, with_: float, without: float, unit: str, higher_is_better: bool) -> str:
+    gain = (with_ / without - 1) if higher_is_better else (without / with_ - 1)
+    return f"  {label:<34}{with_:12.2f}{without:12.2f} {unit:<14}gain {100 * gain:+6.1f}%"
+
+
+# ----------------------------------------------------------------------------------- (a) battle
+BATTLE_SCENARIOS = {
+    "3v3": {},
+    "10v10": {"units_per_player": 10, "map_width": 60.0, "map_height": 36.0},
+}
+BATTLE_PAIRS = [("aggressive", "defensive"), ("sniper", "aggressive"), ("defensive", "sniper")]
+
+
+def _battle_match(seed: int, config: dict[str, Any], pair: tuple[str, str]) -> tuple[float, float, str]:
+    """(CPU s, wall s, digest of everything the match produced); the digest is not timed."""
+    from shared.games.battle.bots import BOTS
+    from shared.games.battle.game import BattleGame
+
+    digest = hashlib.sha256()
+    bots = [BOTS[pair[0]], BOTS[pair[1]]]
+    cpu, wall = time.process_time(), time.perf_counter()
+    match = BattleGame().create_match(seed, config)
+    while not match.finished:
+        observations = [match.observation(p) for p in range(2)]
+        result = match.step([bot(o) for bot, o in zip(bots, observations, strict=True)])
+        cpu, wall = cpu - time.process_time(), wall - time.perf_counter()  # pause the clocks
+        events = [e.to_json() for e in result.events]
+        digest.update(json.dumps([observations, events, result.frames], sort_keys=True).encode())
+        cpu, wall = cpu + time.process_time(), wall + time.perf_counter()
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    digest.update(repr(match.result()).encode())
+    return cpu, wall, digest.hexdigest()
+
+
+def bench_battle(matches: dict[str, int]) -> None:
+    from shared.games.battle import pymunk_fast
+
+    print(f"\n(a) battle, built-in bots in process, one core; direct chipmunk calls: {pymunk_fast.active()}")
+    if not pymunk_fast.active():
+        print("  this pymunk is not the one pymunk_fast was written for: both variants are the public API")
+    print(f"  {'':<34}{'direct':>12}{'public':>12}")
+    for name, config in BATTLE_SCENARIOS.items():
+        totals = {"direct": [0.0, 0.0], "public": [0.0, 0.0]}
+        ratios = []  # per seed: public CPU / direct CPU, steadier than the totals on a busy machine
+        same = True
+        for i in range(matches[name]):
+            seed, pair = 1000 + i, BATTLE_PAIRS[i % len(BATTLE_PAIRS)]
+            order = ("direct", "public") if i % 2 == 0 else ("public", "direct")
+            digests, cpus = {}, {}
+            for variant in order:
+                context = pymunk_fast.public_api_only() if variant == "public" else contextlib.nullcontext()
+                with context:
+                    cpus[variant], wall, digests[variant] = _battle_match(seed, config, pair)
+                totals[variant][0] += cpus[variant]
+                totals[variant][1] += wall
+            ratios.append(cpus["public"] / cpus["direct"])
+            same = same and digests["direct"] == digests["public"]
+        n = matches[name]
+        (dc, dw), (pc, pw) = totals["direct"], totals["public"]
+        print(f"  {name}: {n} matches each way, identical results: {same}")
+        print(ratio_line("matches/min (CPU time)", 60 * n / dc, 60 * n / pc, "", True))
+        print(ratio_line("matches/min (wall clock)", 60 * n / dw, 60 * n / pw, "", True))
+        print(f"  {'median match, public/direct CPU':<58}gain {100 * (statistics.median(ratios) - 1):+6.1f}%")
+
+
+# ----------------------------------------------------------------------------------- bot processes
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def _bot_process(args: list[str], secret: str) -> Iterator[tuple[int, int]]:
+    """A bot server on a free loopback port: yields (port, pid); killed on exit whatever happens."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, *args, "--port", str(port)],
+        cwd=ROOT,
+        env={**os.environ, "ARENA_BOT_SECRET": secret, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline().decode()
+        if "serving" not in line:
+            raise RuntimeError(f"bot did not start: {line}{proc.stderr.read().decode()[-2000:]}")
+        yield port, proc.pid
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _connection(port: int, secret: str, socket_transport: bool) -> Any:
+    import httpx
+
+    from shared.botclient import HttpBotConnection
+    from shared.botclient.http import SocketTransport
+    from shared.config import get_settings
+
+    transport: httpx.AsyncBaseTransport = (
+        SocketTransport() if socket_transport else httpx.AsyncHTTPTransport(retries=0, trust_env=False)
+    )
+    return HttpBotConnection(
+        f"http://127.0.0.1:{port}",
+        secret,
+        transport,
+        max_response_bytes=get_settings().max_response_bytes,
+    )
+
+
+def _run_on_uvloop(coro_fn: Callable[[], Any]) -> Any:
+    """As the worker plays matches: on uvloop when it is installed."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro_fn())
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(coro_fn())
+
+
+# ----------------------------------------------------------------------------------- (b) HTTP match
+def bench_http(matches: int) -> None:
+    from services.match_runner.runner import play_match
+    from shared.config import get_settings
+    from shared.games.registry import get_game
+    from shared.protocol.signing import generate_secret
+
+    secret = generate_secret()
+    settings = get_settings()
+    game = get_game("podracing")
+    bot_args = [["-m", "shared.botsdk.run", "--module", module] for module in EXAMPLE_BOTS]
+    totals = {True: [0.0, 0.0, 0.0, 0], False: [0.0, 0.0, 0.0, 0]}  # wall, runner CPU, bots CPU, turns
+    with (
+        _bot_process(bot_args[0], secret) as (port_a, pid_a),
+        _bot_process(bot_args[1], secret) as (
+            port_b,
+            pid_b,
+        ),
+    ):
+
+        async def one_match(seed: int, socket_transport: bool, timed: bool = True) -> None:
+            clients = [_connection(p, secret, socket_transport) for p in (port_a, port_b)]
+            try:
+                for client in clients:  # connect and warm up outside the timed part
+                    await client.health(5.0)
+                bots0 = _cpu_seconds(pid_a) + _cpu_seconds(pid_b)
+                cpu0, wall0 = time.process_time(), time.perf_counter()
+                played = await play_match(
+                    game, match_id=f"bench-{seed}", seed=seed, config={}, clients=clients, settings=settings
+                )
+                if not timed:
+                    return
+                row = totals[socket_transport]
+                row[0] += time.perf_counter() - wall0
+                row[1] += time.process_time() - cpu0
+                row[2] += _cpu_seconds(pid_a) + _cpu_seconds(pid_b) - bots0
+                row[3] += played.turns
+            finally:
+                for client in clients:
+                    await client.aclose()
+
+        for variant in (True, False):  # first-use costs (imports, caches) in neither variant's figures
+            _run_on_uvloop(functools.partial(one_match, -1, variant, timed=False))
+        for seed in range(matches):
+            for variant in (True, False) if seed % 2 == 0 else (False, True):
+                _run_on_uvloop(functools.partial(one_match, seed, variant))
+    (sw, sc, sb, st), (dw, dc, db, dt) = totals[True], totals[False]
+    print(f"\n(b) HTTP match: podracing, 2 SDK bots over loopback, {matches} matches each way ({st} turns)")
+    print(f"  {'':<34}{'socket':>12}{'httpx':>12}")
+    print(ratio_line("turns/s (wall clock)", st / sw, dt / dw, "", True))
+    print(ratio_line("runner CPU per turn", 1000 * sc / st, 1000 * dc / dt, "ms", False))
+    print(ratio_line("runner + bots CPU per turn", 1000 * (sc + sb) / st, 1000 * (dc + db) / dt, "ms", False))
+
+
+# ----------------------------------------------------------------------------------- (c) SDK server
+def _podracing_observations(count: int) -> list[Any]:
+    from shared.games.podracing.bots import runner
+    from shared.games.registry import get_game
+
+    game, seed = get_game("podracing"), 1
+    observations: list[Any] = []
+    while len(observations) < count:
+        match = game.create_match(seed, {}, 2)
+        while not match.finished and len(observations) < count:
+            observations.append(match.observation(0))
+            match.step([runner(match.observation(0)), runner(match.observation(1))])
+        seed += 1
+    return observations
+
+
+def serve_two_writes(port: int) -> None:
+    """The SDK server with http.server's own way of answering: headers, then the body."""
+    from shared.botsdk import server
+    from shared.games.podracing.bots import runner
+
+    class TwoWrites(server._Handler):
+        def _send(self, status: int, payload: Any) -> None:
+            data = json.dumps(payload, separators=(",", ":")).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:
+                self.close_connection = True
+
+    app = server.BotApp(runner, secret=os.environ["ARENA_BOT_SECRET"])
+    httpd = server.TCPBotServer(("127.0.0.1", port), type("BotHandler", (TwoWrites,), {"app": app}))
+    print("serving", file=sys.stderr, flush=True)
+    httpd.serve_forever()
+
+
+def bench_sdk(turns: int, rounds: int) -> None:
+    from shared.protocol.signing import generate_secret
+
+    secret = generate_secret()
+    observations = _podracing_observations(turns)
+    module = ["-m", "shared.botsdk.run", "--module", EXAMPLE_BOTS[0]]
+    two_writes = ["-m", "scripts.bench_internals", "--serve-two-writes"]
+    totals = {"one": [0.0, 0.0, 0], "two": [0.0, 0.0, 0]}  # wall, server CPU, turns
+    with _bot_process(module, secret) as one, _bot_process(two_writes, secret) as two:
+
+        async def turns_against(port: int, pid: int, row: list[Any]) -> None:
+            connection = _connection(port, secret, True)
+            async with connection:
+                await connection.health(5.0)
+                cpu0, wall0 = _cpu_seconds(pid), time.perf_counter()
+                for turn, observation in enumerate(observations):
+                    reply = await connection.turn(
+                        match_id="bench",
+                        game="podracing",
+                        player=0,
+                        turn=turn,
+                        timeout_ms=5000,
+                        observation=observation,
+                    )
+                    if not reply.ok:
+                        raise RuntimeError(f"bot failed: {reply.error}")
+                row[0] += time.perf_counter() - wall0
+                row[1] += _cpu_seconds(pid) - cpu0
+                row[2] += len(observations)
+
+        for port, pid in (one, two):  # warm-up rounds, not counted
+            _run_on_uvloop(functools.partial(turns_against, port, pid, [0.0, 0.0, 0]))
+        for i in range(rounds):
+            for name in ("one", "two") if i % 2 == 0 else ("two", "one"):
+                port, pid = one if name == "one" else two
+                _run_on_uvloop(functools.partial(turns_against, port, pid, totals[name]))
+    (ow, oc, on), (tw, tc, tn) = totals["one"], totals["two"]
+    print(f"\n(c) SDK bot server, sequential turns from the runner's client, {on} turns each way")
+    print(f"  {'':<34}{'one write':>12}{'two writes':>12}")
+    print(ratio_line("turns/s (wall clock)", on / ow, tn / tw, "", True))
+    print(ratio_line("server CPU per turn", 1000 * oc / on, 1000 * tc / tn, "ms", False))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke run: too few matches to quote")
+    parser.add_argument("--only", choices=("battle", "http", "sdk"), action="append")
+    parser.add_argument("--serve-two-writes", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_two_writes:
+        serve_two_writes(args.port)
+        return
+    only = set(args.only or ("battle", "http", "sdk"))
+    print("what each speed shortcut buys end to end, with and without it in the same run")
+    if "battle" in only:
+        cores = os.sched_getaffinity(0) if hasattr(os, "sched_setaffinity") else None
+        if cores:
+            os.sched_setaffinity(0, {min(cores)})  # the battle runs on one core; the bots need more
+        bench_battle({"3v3": 6, "10v10": 2} if args.quick else {"3v3": 48, "10v10": 12})
+        if cores:
+            os.sched_setaffinity(0, cores)
+    if "http" in only:
+        bench_http(4 if args.quick else 16)
+    if "sdk" in only:
+        bench_sdk(300, 4 if args.quick else 20)
+
+
+if __name__ == "__main__":
+    main()
