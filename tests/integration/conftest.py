@@ -88,7 +88,9 @@ def sandbox_processes(worker: ManagedProcess) -> list[psutil.Process]:
         return []
     for proc in descendants:
         try:
-            if proc.name() == "bwrap" or any("/arena/" in part for part in proc.cmdline()):
+            # The runner's script path, not any "/arena/": the checkout itself may live in a folder
+            # called arena, and then every worker process would look like a sandbox.
+            if proc.name() == "bwrap" or any(part.endswith("/hosted_runner.py") for part in proc.cmdline()):
                 found.append(proc)
         except psutil.NoSuchProcess:
             continue
