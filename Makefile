@@ -21,16 +21,15 @@ $(VENV)/.installed: pyproject.toml
 install: system-deps $(VENV)/.installed ## create .venv with every service's dependencies
 
 system-deps: ## bubblewrap (the hosted-bot sandbox) and chromium (browser tests); install them when we can
-	@command -v bwrap >/dev/null 2>&1 || { \
+	@missing=""; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing bubblewrap (hosted-bot sandbox)"; \
-	    apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; \
-	  else echo "WARNING: bubblewrap (bwrap) is missing; hosted bots need it outside development mode"; fi; }
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing chromium (the browser tests drive it through Playwright)"; \
-	    apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
-	  else echo "WARNING: chromium is missing; the browser tests (tests/gateway) need /usr/bin/chromium"; fi; }
+	    echo "installing$$missing (hosted-bot sandbox; browser tests through Playwright)"; \
+	    apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "WARNING: missing$$missing: hosted bots need bubblewrap outside development mode, the browser tests need /usr/bin/chromium"; fi; \
+	fi
 
 demo: install ## run the platform: embedded or configured Postgres/Redis, gateway, worker, beat, bots, ladder
 	$(PY) -m scripts.demo $(DEMO_ARGS)
