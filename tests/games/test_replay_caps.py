@@ -1,4 +1,4 @@
-"""What a replay keeps is bounded and strict JSON whatever bots answer (issue 10, finding 7)."""
+"""What a replay keeps is bounded and strict JSON whatever bots answer."""
 
 from __future__ import annotations
 
