@@ -22,6 +22,8 @@ from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from services.gateway.body_limit import reply_json
+
 MAX_DEPTH = 64
 """Deepest nesting a request body may have; no Arena input comes close."""
 
@@ -128,7 +130,7 @@ class InputGuardMiddleware:
             await self.app(scope, receive, send)
             return
         if _url_has_nul(scope):
-            await _reply(
+            await reply_json(
                 send, 400, {"detail": "NUL characters (%00) are not allowed in the URL path or query"}
             )
             return
@@ -145,7 +147,9 @@ class InputGuardMiddleware:
             except UnsafeInput as exc:
                 loc = ".".join(str(part) for part in exc.loc)
                 problem = {"loc": loc, "msg": exc.msg, "type": exc.kind}
-                await _reply(send, 422, {"detail": f"invalid request: {loc}: {exc.msg}", "errors": [problem]})
+                await reply_json(
+                    send, 422, {"detail": f"invalid request: {loc}: {exc.msg}", "errors": [problem]}
+                )
                 return
             except ValueError:
                 pass  # not JSON at all: FastAPI answers that with its own 422
@@ -176,15 +180,3 @@ def _replay(body: bytes, other: list[Message], receive: Receive) -> Receive:
         return await receive()
 
     return replay
-
-
-async def _reply(send: Send, status: int, payload: dict[str, Any]) -> None:
-    body = json.dumps(payload).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
