@@ -13,7 +13,7 @@ import asyncio
 import hashlib
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
@@ -176,6 +176,16 @@ def _make_current(session: Session, bot: Bot, version: BotVersion) -> None:
     bot.current_version_id = version.id
 
 
+def _insert_bot(session: Session, bot: Bot, first_version: Callable[[Bot], BotVersion]) -> None:
+    """Store a new bot with its version 1 (built once the bot has an id) and a fresh rating, then
+    commit; BotNameTaken when a concurrent registration took the name first."""
+    with _claiming_name(session, bot.game, bot.name):
+        session.add(bot)
+        session.flush()
+        _make_current(session, bot, first_version(bot))
+        ratings.ensure_ratings(session, bot.game, [bot.id])
+
+
 def register_http_bot(
     session: Session,
     settings: Settings,
@@ -210,12 +220,11 @@ def register_http_bot(
         secret_encrypted=encrypt_secret(settings, secret),
         status=BotStatus.ACTIVE if verified else BotStatus.INACTIVE,
     )
-    with _claiming_name(session, game, name):
-        session.add(bot)
-        session.flush()
-        version = BotVersion(bot_id=bot.id, number=1, notes={**(notes or {}), "endpoint": endpoint})
-        _make_current(session, bot, version)
-        ratings.ensure_ratings(session, bot.game, [bot.id])
+    _insert_bot(
+        session,
+        bot,
+        lambda b: BotVersion(bot_id=b.id, number=1, notes={**(notes or {}), "endpoint": endpoint}),
+    )
     log.info("registered %s http bot %s (%s) for %s", origin, bot.id, game, owner.name)
     return HttpBotRegistration(bot, secret, verified)
 
@@ -246,11 +255,7 @@ def register_hosted_bot(
         secret_encrypted=encrypt_secret(settings, generate_secret()),
         status=BotStatus.ACTIVE,
     )
-    with _claiming_name(session, game, name):
-        session.add(bot)
-        session.flush()
-        _make_current(session, bot, _hosted_version(bot, 1, source, contract, dict(notes or {})))
-        ratings.ensure_ratings(session, bot.game, [bot.id])
+    _insert_bot(session, bot, lambda b: _hosted_version(b, 1, source, contract, dict(notes or {})))
     log.info(
         "registered %s hosted bot %s (%s, %s contract) for %s", origin, bot.id, game, contract, owner.name
     )
