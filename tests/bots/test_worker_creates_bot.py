@@ -58,6 +58,20 @@ def _send(task: str, **kwargs: Any) -> str:
     return key
 
 
+def _send_register_hosted(owner: Account, name: str, source: str, origin: BotOrigin, **extra: Any) -> str:
+    """The registration task for a podracing bot with the decide contract, as the API's default."""
+    return _send(
+        worker_tasks.TASK_REGISTER_HOSTED,
+        owner_id=owner.id,
+        name=name,
+        game="podracing",
+        source=source,
+        contract=HostedContract.DECIDE,
+        origin=origin,
+        **extra,
+    )
+
+
 def _wait(check: Callable[[], Any], worker: ManagedProcess, what: str, timeout: float = 60) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -109,15 +123,7 @@ def test_a_worker_registers_a_hosted_bot_and_a_version_as_the_api_does(
     client: TestClient, carol: Account, bots_worker: ManagedProcess
 ) -> None:
     name = unique("worker-bot")
-    _send(
-        worker_tasks.TASK_REGISTER_HOSTED,
-        owner_id=carol.id,
-        name=name,
-        game="podracing",
-        source=DECIDE_SOURCE,
-        contract=HostedContract.DECIDE,
-        origin=BotOrigin.HUMAN,
-    )
+    _send_register_hosted(carol, name, DECIDE_SOURCE, BotOrigin.HUMAN)
     via_api = client.post(
         "/api/v1/bots/hosted",
         json={"name": unique("api-bot"), "game": "podracing", "source": DECIDE_SOURCE},
@@ -164,15 +170,7 @@ def test_a_worker_gets_the_same_refusal_for_bad_code_as_the_api(
     client: TestClient, carol: Account, bots_worker: ManagedProcess
 ) -> None:
     name = unique("refused")
-    key = _send(
-        worker_tasks.TASK_REGISTER_HOSTED,
-        owner_id=carol.id,
-        name=name,
-        game="podracing",
-        source=REFUSED_SOURCE,
-        contract=HostedContract.DECIDE,
-        origin=BotOrigin.EVOLVER,
-    )
+    key = _send_register_hosted(carol, name, REFUSED_SOURCE, BotOrigin.EVOLVER)
     answer = client.post(
         "/api/v1/bots/hosted",
         json={"name": unique("refused"), "game": "podracing", "source": REFUSED_SOURCE},
@@ -204,16 +202,7 @@ def test_a_worker_registers_bots_of_its_own_origin(
     client: TestClient, carol: Account, bots_worker: ManagedProcess
 ) -> None:
     name = unique("evolved")
-    _send(
-        worker_tasks.TASK_REGISTER_HOSTED,
-        owner_id=carol.id,
-        name=name,
-        game="podracing",
-        source=DECIDE_SOURCE,
-        contract=HostedContract.DECIDE,
-        origin=BotOrigin.EVOLVER,
-        notes={"generation": 3},
-    )
+    _send_register_hosted(carol, name, DECIDE_SOURCE, BotOrigin.EVOLVER, notes={"generation": 3})
     bot_id = _wait(lambda: _bot_id(name), bots_worker, f"bot {name} in the database")
     assert _bot(client, carol, bot_id)["origin"] == "evolver"
     public = client.get("/api/v1/bots/public", params={"limit": 200}).json()["items"]
