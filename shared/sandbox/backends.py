@@ -65,6 +65,7 @@ class Backend:
     name = "abstract"
     secure = False
     uses_info_fd = False
+    uses_seccomp = False
     uses_cgroups = False
 
     def __init__(self, *, uid: int = SANDBOX_UID, gid: int = SANDBOX_GID) -> None:
@@ -79,12 +80,6 @@ class Backend:
         descriptors the launcher inherits: "info" (bubblewrap's --info-fd), "seccomp"."""
         raise NotImplementedError
 
-    def needs_seccomp(self) -> bool:
-        return False
-
-    def seccomp_program(self, processes: bool) -> bytes:
-        return seccomp.compiled_filter(processes=processes)
-
 
 def host_socket_path(work: Path) -> str:
     """Where the host binds and reaches a bot's socket: the work dir's run/ (host-only, 0700)."""
@@ -95,6 +90,7 @@ class BwrapBackend(Backend):
     name = "bwrap"
     secure = True
     uses_info_fd = True
+    uses_seccomp = True
 
     def __init__(
         self, *, uid: int = SANDBOX_UID, gid: int = SANDBOX_GID, use_cgroups: bool | None = None
@@ -108,9 +104,6 @@ class BwrapBackend(Backend):
         self.bwrap = found
         # Without usable cgroups, detect() logs once that sandboxes may not create processes.
         self.uses_cgroups = detect() is not None if use_cgroups is None else use_cgroups
-
-    def needs_seccomp(self) -> bool:
-        return True
 
     def command(
         self, work: Path, limits: SandboxLimits, fds: dict[str, int]
@@ -305,7 +298,7 @@ class SandboxedBot:
         self.backend = backend if isinstance(backend, Backend) else make_backend(backend, dev_mode=dev_mode)
         if (
             contract == HostedContract.CODINGAME
-            and self.backend.needs_seccomp()
+            and self.backend.uses_seccomp
             and not self.backend.uses_cgroups
         ):
             raise SandboxError(
@@ -351,14 +344,13 @@ class SandboxedBot:
                 raise SandboxError(str(exc)) from exc
         listener = _listen(host_socket_path(work))
         fds: dict[str, int] = {}
+        info_r: int | None = None
         ready_r, ready_w = os.pipe()
-        own_fds = [ready_r, ready_w]
         if self.backend.uses_info_fd:
-            fds["info_r"], fds["info"] = os.pipe()
-            own_fds += [fds["info_r"], fds["info"]]
-        if self.backend.needs_seccomp():
-            fds["seccomp"] = _pipe_with(self.backend.seccomp_program(self.backend.uses_cgroups))
-            own_fds.append(fds["seccomp"])
+            info_r, fds["info"] = os.pipe()
+        if self.backend.uses_seccomp:
+            fds["seccomp"] = _pipe_with(seccomp.compiled_filter(processes=self.backend.uses_cgroups))
+        child_ends = [ready_w, *fds.values()]  # the launcher's; the host keeps ready_r and info_r
         argv, inside, cwd = self.backend.command(work, self.limits, fds)
         self._res.log_file = open(work / "bot.log", "wb")  # noqa: SIM115 - closed by _Resources
         config = {
@@ -370,7 +362,6 @@ class SandboxedBot:
             "ready_fd": ready_w,
             "limits": self.limits.rlimits(),
         }
-        passed = [listener.fileno(), ready_w] + [fds[k] for k in ("info", "seccomp") if k in fds]
         self.started_at = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -380,19 +371,18 @@ class SandboxedBot:
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                pass_fds=tuple(passed),
+                pass_fds=(listener.fileno(), *child_ends),
                 start_new_session=True,
                 preexec_fn=_launcher_setup(self.limits, self.backend, self._res.cgroup),
             )
         except OSError as exc:
             listener.close()
-            for fd in own_fds:
+            for fd in [ready_r, *child_ends] + ([] if info_r is None else [info_r]):
                 os.close(fd)
             raise SandboxError(f"cannot launch the sandbox: {exc}") from exc
         listener.close()  # the sandbox holds it now; the host only connects to the path
-        for fd in own_fds:
-            if fd not in (ready_r, fds.get("info_r")):
-                os.close(fd)
+        for fd in child_ends:
+            os.close(fd)
         self._res.proc = proc
         self.arm_wall_clock()
         try:
@@ -404,9 +394,9 @@ class SandboxedBot:
         ok = _wait_ready(ready_r, self.limits.start_timeout_s)
         os.close(ready_r)
         info: dict[str, Any] = {}
-        if "info_r" in fds:
-            info = _read_info(fds["info_r"]) if ok else {}
-            os.close(fds["info_r"])
+        if info_r is not None:
+            info = _read_info(info_r) if ok else {}
+            os.close(info_r)
         self._socket_path = host_socket_path(work)
         if "child-pid" in info:
             with contextlib.suppress(OSError, ValueError):
