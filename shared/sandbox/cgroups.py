@@ -127,10 +127,12 @@ class SandboxCgroup:
         self.support = support
         name = f"arena-sandbox-{uuid.uuid4().hex[:12]}"
         self.dirs = {key: parent / name for key, parent in support.parents.items()}
+        self._groups = list(dict.fromkeys(self.dirs.values()))
+        """Each group once (v1 may mount cpu and cpuacct together, so two keys share one)."""
         self.frozen = False
         created: list[Path] = []
         try:
-            for directory in dict.fromkeys(self.dirs.values()):
+            for directory in self._groups:
                 directory.mkdir(mode=0o755)
                 created.append(directory)
             self._configure(limits)
@@ -139,7 +141,7 @@ class SandboxCgroup:
                 with contextlib.suppress(OSError):
                     directory.rmdir()
             raise CgroupError(f"cannot create the sandbox's cgroup: {exc}") from exc
-        self._procs_files = [str(d / "cgroup.procs") for d in dict.fromkeys(self.dirs.values())]
+        self._procs_files = [str(d / "cgroup.procs") for d in self._groups]
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -232,7 +234,7 @@ class SandboxCgroup:
     def destroy(self) -> None:
         """Kill what is left and remove the groups (retried briefly while the kernel reaps)."""
         self.kill()
-        for directory in dict.fromkeys(self.dirs.values()):
+        for directory in self._groups:
             deadline = time.monotonic() + 5.0
             while directory.exists():
                 try:
