@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import codecs
+import functools
 import importlib
 import re
 import string
@@ -149,6 +150,11 @@ def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
+def _is_refused_attribute(name: str) -> bool:
+    """An attribute bots may not read by any spelling (obj.name, getattr, class patterns)."""
+    return (_is_dunder(name) and name not in ALLOWED_DUNDER_ATTRIBUTES) or name in BANNED_ATTRIBUTES
+
+
 def _is_str_constant(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
@@ -172,10 +178,10 @@ def module_attribute_problem(module: str, attribute: str) -> str | None:
     if module == "sys" and attribute not in ALLOWED_SYS_ATTRIBUTES:
         allowed = ", ".join(sorted(ALLOWED_SYS_ATTRIBUTES))
         return f"'sys.{attribute}' is not available to bots; from sys they may use: {allowed}"
-    value = getattr(importlib.import_module(module), attribute, None)
-    if isinstance(value, types.ModuleType) and not value.__name__.startswith(f"{module}."):
+    submodule = _submodule(module, attribute)
+    if submodule is not None and not submodule.startswith(f"{module}."):
         return (
-            f"'{module}.{attribute}' is the module '{value.__name__}'; a bot may only reach "
+            f"'{module}.{attribute}' is the module '{submodule}'; a bot may only reach "
             "modules from the allow-list, by importing them under their own names"
         )
     return None
@@ -185,7 +191,9 @@ def _banned_reason(attribute: str) -> str:
     return BANNED_ATTRIBUTES[attribute].replace("{attr}", attribute)
 
 
+@functools.cache
 def _submodule(module: str, attribute: str) -> str | None:
+    """The name of the module `module.attribute` is, if it is one (cached: asked per attribute)."""
     value = getattr(importlib.import_module(module), attribute, None)
     return value.__name__ if isinstance(value, types.ModuleType) else None
 
@@ -426,14 +434,14 @@ class _Checker(ast.NodeVisitor):
             self.add(node, f"{name}() needs a literal attribute name in bots")
             return
         value = attr.value  # type: ignore[attr-defined]
-        if (_is_dunder(value) and value not in ALLOWED_DUNDER_ATTRIBUTES) or value in BANNED_ATTRIBUTES:
+        if _is_refused_attribute(value):
             self.add(node, f"{name}() with '{value}' is not allowed in bots")
         elif value in ("format", "format_map"):
             self.add(node, f"{name}() with '{value}' is not allowed: call .{value} on a string literal")
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for attr in node.kwd_attrs:
-            if (_is_dunder(attr) and attr not in ALLOWED_DUNDER_ATTRIBUTES) or attr in BANNED_ATTRIBUTES:
+            if _is_refused_attribute(attr):
                 self.add(node, f"a class pattern may not read the attribute '{attr}' in bots")
         self.generic_visit(node)
 
