@@ -1,6 +1,6 @@
 """The static gate against escape families, as tables of (source, expected message fragment).
 
-Each family the review named, with the variants an attacker would try next. The gate is not the
+Each known escape family, with the variants an attacker would try next. The gate is not the
 boundary (the sandbox is, see test_attacks.py), but its messages are what authors and LLM-written
 code learn from, so every variant must be refused with a message that names the problem and its
 line. The second half shows that legitimate bots, including every hosted bot the demo and the

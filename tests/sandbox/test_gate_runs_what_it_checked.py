@@ -1,8 +1,8 @@
 """What runs is what the gate checked: a coding cookie must not change the code in the sandbox.
 
-The gate reads the source as text; before this fix the sandbox imported the file, so a
-`# coding: utf-7` line turned a comment the gate saw into code Python ran (`+AAo-` is a newline in
-UTF-7). The gate is bypassed here on purpose (code goes straight to the sandbox, like the attack
+The gate reads the source as text; a sandbox that imported the file would honour a
+`# coding: utf-7` line and turn a comment the gate saw into code Python ran (`+AAo-` is a newline
+in UTF-7). The gate is bypassed here on purpose (code goes straight to the sandbox, like the attack
 suite), to show the sandbox itself runs only the text it was given, for both contracts.
 """
 
