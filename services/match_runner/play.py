@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -38,6 +36,7 @@ from services.match_runner.store import (
 from shared.config import Settings, get_settings
 from shared.games.base import Game
 from shared.games.registry import get_game
+from shared.jobs import worker_name
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +61,6 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     except ImportError:
         return None
     return uvloop.new_event_loop
-
-
-def worker_name() -> str:
-    return f"{socket.gethostname()}/{os.getpid()}"
 
 
 def _deadline(settings: Settings) -> float:
