@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from typing import Any
 
 from services.match_runner import announce
 from services.match_runner.ladder import ladder_tick
@@ -24,6 +25,14 @@ TASK_LADDER_TICK = "arena.matches.ladder_tick"
 TASK_REAP_STALE = "arena.matches.reap_stale"
 
 _settings = get_settings()
+_BEAT_TASK: dict[str, Any] = {
+    "queue": QUEUE_MATCHES,
+    "soft_time_limit": _settings.beat_task_soft_time_limit_s,
+    "time_limit": _settings.beat_task_hard_time_limit_s,
+    "acks_late": True,
+    "ignore_result": True,
+}
+"""What the two beat tasks (ladder tick, reaper) share: short limits on the matches queue."""
 
 
 @celery_app.task(
@@ -38,26 +47,12 @@ def play(match_id: str) -> str:
     return str(run_match(uuid.UUID(match_id)))
 
 
-@celery_app.task(
-    name=TASK_LADDER_TICK,
-    queue=QUEUE_MATCHES,
-    soft_time_limit=_settings.beat_task_soft_time_limit_s,
-    time_limit=_settings.beat_task_hard_time_limit_s,
-    acks_late=True,
-    ignore_result=True,
-)
+@celery_app.task(name=TASK_LADDER_TICK, **_BEAT_TASK)
 def ladder(*_: object) -> int:
     return len(ladder_tick(get_settings()))
 
 
-@celery_app.task(
-    name=TASK_REAP_STALE,
-    queue=QUEUE_MATCHES,
-    soft_time_limit=_settings.beat_task_soft_time_limit_s,
-    time_limit=_settings.beat_task_hard_time_limit_s,
-    acks_late=True,
-    ignore_result=True,
-)
+@celery_app.task(name=TASK_REAP_STALE, **_BEAT_TASK)
 def reap() -> dict[str, int]:
     """Give matches and long-job chunks of dead workers to their queue again (or fail them after
     too many attempts), and resend chunk messages that seem lost.
