@@ -15,13 +15,13 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from services.match_runner.runner import TurnClient, UnreachableBot
 from services.match_runner.store import Seat
 from shared.botclient import BotEndpointError, HttpBotConnection
+from shared.bots import grace_secrets
 from shared.config import Settings
 from shared.crypto import SecretDecryptionError, decrypt_secret
 from shared.states import BotKind, HostedContract
@@ -61,27 +61,12 @@ def _unreachable(problem: str, category: SeatProblem, closers: list[Any] | None 
     return OpenSeat(UnreachableBot(problem), False, problem, closers or [], category)
 
 
-def previous_secrets(seat: Seat, settings: Settings, now: datetime | None = None) -> tuple[str, ...]:
-    """The secret before the last rotation while its grace window lasts (else nothing)."""
-    if seat.previous_secret_encrypted is None or seat.secret_rotated_at is None:
-        return ()
-    now = now or datetime.now(UTC)
-    if now - seat.secret_rotated_at > timedelta(seconds=settings.secret_grace_s):
-        return ()
-    try:
-        return (decrypt_secret(settings, seat.previous_secret_encrypted),)
-    except SecretDecryptionError:
-        log.warning("previous secret of bot %s cannot be decrypted; using the current one", seat.bot_id)
-        return ()
-
-
 async def _open_http(seat: Seat, secret: str, settings: Settings) -> OpenSeat:
     if not seat.endpoint:
         return _unreachable("bot has no endpoint", SeatProblem.UNREACHABLE)
+    previous = grace_secrets(settings, seat.previous_secret_encrypted, seat.secret_rotated_at)
     try:
-        connection = await HttpBotConnection.open(
-            seat.endpoint, secret, settings, previous_secrets=previous_secrets(seat, settings)
-        )
+        connection = await HttpBotConnection.open(seat.endpoint, secret, settings, previous_secrets=previous)
     except BotEndpointError as exc:
         return _unreachable(exc.message, SeatProblem.UNREACHABLE)
     return await _checked(connection, settings, [connection.aclose])

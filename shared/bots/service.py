@@ -339,14 +339,28 @@ def grace_ends_at(settings: Settings, bot: Bot) -> datetime | None:
     return bot.secret_rotated_at + timedelta(seconds=settings.secret_grace_s)
 
 
-def _grace_secrets(settings: Settings, bot: Bot) -> tuple[str, ...]:
-    ends = grace_ends_at(settings, bot)
-    if ends is None or ends <= datetime.now(UTC):
+def grace_secrets(
+    settings: Settings,
+    previous_encrypted: bytes | None,
+    rotated_at: datetime | None,
+    *,
+    now: datetime | None = None,
+) -> tuple[str, ...]:
+    """The secret before the last rotation while its grace window lasts, else nothing: what the
+    registration's health check and the runner both sign with besides the current secret."""
+    if previous_encrypted is None or rotated_at is None:
+        return ()
+    if rotated_at + timedelta(seconds=settings.secret_grace_s) <= (now or datetime.now(UTC)):
         return ()
     try:
-        return (decrypt_secret(settings, bot.previous_secret_encrypted or b""),)
+        return (decrypt_secret(settings, previous_encrypted),)
     except SecretDecryptionError:
+        log.warning("a previous bot secret cannot be decrypted (secret key changed?); signing without it")
         return ()
+
+
+def _grace_secrets(settings: Settings, bot: Bot) -> tuple[str, ...]:
+    return grace_secrets(settings, bot.previous_secret_encrypted, bot.secret_rotated_at)
 
 
 def rotate_secret(session: Session, settings: Settings, bot: Bot) -> str:

@@ -7,6 +7,7 @@ import hashlib
 import subprocess
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -315,3 +316,9 @@ def test_secret_rotation(db_session: Session, new_user: NewUser) -> None:
     ends = bots.grace_ends_at(settings, stored)
     assert ends is not None and stored.secret_rotated_at is not None
     assert (ends - stored.secret_rotated_at).total_seconds() == settings.secret_grace_s
+    # One rule for the registration's checks and the runner: signed with until the window ends.
+    previous, rotated = stored.previous_secret_encrypted, stored.secret_rotated_at
+    assert bots.grace_secrets(settings, previous, rotated, now=ends - timedelta(seconds=1)) == (bot.secret,)
+    assert bots.grace_secrets(settings, previous, rotated, now=ends) == ()
+    assert bots.grace_secrets(settings, None, None) == ()
+    assert bots.grace_secrets(settings, b"not a fernet token", rotated, now=rotated) == ()
