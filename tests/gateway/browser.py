@@ -12,9 +12,11 @@ the gateway adds; it is checked not to refuse the gateway's own content):
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -27,6 +29,9 @@ GATEWAY_ALIAS = "arena.test"
 itself maps to 127.0.0.1."""
 RESOLVER_RULES = f"MAP {GATEWAY_ALIAS} 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 NOT_NETWORK = ("data", "blob", "about")
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(os.environ.get("ARENA_TEST_ARTIFACTS", ROOT / "test-artifacts"))
+"""Where browser tests keep their screenshots (`test-artifacts/screenshots/`, not committed)."""
 
 
 def chromium_executable() -> str:
@@ -139,3 +144,13 @@ def offline_page(browser: Browser, base_url: str) -> Iterator[OfflinePage]:
         yield page
     finally:
         page.close()
+
+
+def save_screenshot(page: Page, name: str) -> Path:
+    """Keep a screenshot as a test artefact (`test-artifacts/screenshots/<name>.png`) and return its
+    path; the name is reduced to a safe file name."""
+    folder = ARTIFACTS / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") + ".png")
+    page.screenshot(path=str(path), full_page=True)
+    return path
