@@ -59,6 +59,8 @@ bench: install ## benchmarks: print figures and ratios against baselines measure
 	$(PY) -m scripts.bench_internals
 	$(PY) -m scripts.bench_sandbox
 	$(PY) -m scripts.bench_events
+	$(PY) -m scripts.bench_live
+	$(PY) -m scripts.bench_viewer
 
 clean: ## remove the virtual environment, caches and the demo's data
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .arena-data

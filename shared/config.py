@@ -28,6 +28,8 @@ class Settings(BaseSettings):
     """The Redis that carries live events (shared/events); unset: `redis_url`."""
     events_enabled: bool = True
     """Off: events are not published (the match runner still plays and rates as always)."""
+    live_frames_enabled: bool = True
+    """Off: the match runner publishes no `match.frames` (live viewers then see only start and end)."""
     data_dir: Path = Path(".arena-data")
 
     # Security

@@ -21,9 +21,11 @@ from services.gateway.games.views import router as games_router
 from services.gateway.health import router as health_router
 from services.gateway.input_guard import InputGuardMiddleware
 from services.gateway.leaderboard.views import router as leaderboard_router
+from services.gateway.live import router as live_router
 from services.gateway.logging_filter import configure_logging, install_secret_filter
 from services.gateway.matches.views import router as matches_router
 from services.gateway.metrics import GatewayMetrics, MetricsMiddleware, metrics_endpoint
+from services.gateway.openapi import API_DESCRIPTION, OPENAPI_TAGS, install_openapi
 from services.gateway.users.service import ensure_bootstrap_admin
 from services.gateway.users.views import router as users_router
 from services.gateway.web import install_web
@@ -58,8 +60,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="Arena",
         version="1",
         summary="Bots play physics games against each other, get rated and can be watched.",
-        description="Authenticate with `Authorization: Bearer <api key>` or `X-API-Key: <api key>`. "
-        "Read endpoints (games, leaderboards, matches, replays, public bots) need no key.",
+        description=API_DESCRIPTION,
+        openapi_tags=OPENAPI_TAGS,
         lifespan=lifespan,
         # Served by install_web from packaged assets: FastAPI's own pages load a CDN.
         docs_url=None,
@@ -70,11 +72,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         api.include_router(router)
     app.include_router(api)
     app.include_router(health_router)
+    app.include_router(live_router)
     install_web(app)
     app.state.settings = settings
     app.state.metrics = GatewayMetrics()
     app.add_route("/metrics", metrics_endpoint, include_in_schema=False)
     install_error_handlers(app)
+    install_openapi(app)
     app.add_middleware(InputGuardMiddleware)  # innermost: reads bodies through the body limit
     app.add_middleware(BodyLimitMiddleware, max_bytes=body_limit_bytes(settings))
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)

@@ -2,7 +2,8 @@
 
 Bad input is always a 4xx: validation errors list each offending field path, unknown routes name the
 route, database conflicts become 409. Only real bugs reach the catch-all, which logs the traceback
-and answers 500 without internals.
+and answers 500 without internals. The body's shape is documented once, as `ErrorBody`, in
+services/gateway/openapi.py.
 """
 
 from __future__ import annotations

@@ -16,13 +16,37 @@ router = APIRouter(tags=["operations"])
 log = logging.getLogger("services.gateway.health")
 
 
-@router.get("/health")
+@router.get("/health", summary="Liveness")
 def health() -> dict[str, str]:
+    """Answers while the process serves requests; checks nothing else."""
     return {"status": "ok"}
 
 
-@router.get("/ready")
+@router.get(
+    "/ready",
+    summary="Readiness",
+    responses={
+        200: {
+            "description": "PostgreSQL and Redis answer.",
+            "content": {
+                "application/json": {"example": {"status": "ok", "checks": {"database": "ok", "redis": "ok"}}}
+            },
+        },
+        503: {
+            "description": "PostgreSQL or Redis does not answer; `checks` says which.",
+            "content": {
+                "application/json": {
+                    "example": {
+                        "status": "unavailable",
+                        "checks": {"database": "ok", "redis": "unreachable: ConnectionError"},
+                    }
+                }
+            },
+        },
+    },
+)
 def ready(settings: SettingsDep) -> JSONResponse:
+    """Whether this gateway can serve: PostgreSQL and Redis both answer."""
     checks: dict[str, str] = {}
     try:
         with get_engine().connect() as conn:

@@ -90,6 +90,13 @@ async def _record_health(seats: list[Seat], opened: list[OpenSeat], settings: Se
         log.exception("cannot record the health checks of match seats")
 
 
+def _live_frames(plan: MatchPlan, settings: Settings) -> announce.FrameAnnouncer | None:
+    """Who publishes the match's frames for live viewers; None when live frames are switched off."""
+    if not (settings.events_enabled and settings.live_frames_enabled):
+        return None
+    return announce.FrameAnnouncer(plan.id, plan.game)
+
+
 async def _play(
     plan: MatchPlan, game: Game, attempt: int, settings: Settings, deadline: float
 ) -> tuple[PlayedMatch, str | None]:
@@ -104,6 +111,7 @@ async def _play(
         async def beat() -> bool:
             return await asyncio.to_thread(heartbeat, plan.id, attempt)
 
+        live = _live_frames(plan, settings)
         played = await play_match(
             game,
             match_id=str(plan.id),
@@ -113,7 +121,10 @@ async def _play(
             settings=settings,
             heartbeat=beat,
             deadline=deadline,
+            on_turn=live,
         )
+        if live is not None:
+            live.flush()  # the last turns, before the finishing transaction and the end's news
     finally:
         await close_seats(opened)
     for stats, seat in zip(played.stats, opened, strict=True):

@@ -21,7 +21,7 @@ from services.match_runner.stats import PlayerStats
 from shared.botclient import TurnReply
 from shared.botclient.http import MAX_ERROR_TEXT
 from shared.config import Settings
-from shared.games.base import JSON, Game, Match, MatchResult
+from shared.games.base import JSON, Game, Match, MatchResult, StepResult
 from shared.games.replay import ReplayRecorder
 
 log = logging.getLogger(__name__)
@@ -80,6 +80,23 @@ def _readable(match: Match, player: int, answer: TurnReply | BaseException) -> T
     return answer
 
 
+class TurnObserver(Protocol):
+    """Told about every played turn as soon as it is recorded (the live frames publisher). It must
+    return quickly; whatever it raises is logged and ignored, never the match's problem."""
+
+    def __call__(self, turn: int, actions: Sequence[JSON | None], step: StepResult) -> None: ...
+
+
+def _tell(observer: TurnObserver, turn: int, actions: Sequence[JSON | None], step: StepResult) -> bool:
+    """Call the observer; False (and a log line) when it failed, and it is then not called again."""
+    try:
+        observer(turn, actions, step)
+    except Exception:
+        log.warning("turn observer failed; not calling it again for this match", exc_info=True)
+        return False
+    return True
+
+
 Heartbeat = Callable[[], Awaitable[bool]]
 """Records that the match is alive; returns False when the match is no longer ours."""
 
@@ -105,11 +122,13 @@ async def play_match(
     settings: Settings,
     heartbeat: Heartbeat | None = None,
     deadline: float | None = None,
+    on_turn: TurnObserver | None = None,
 ) -> PlayedMatch:
     """Play a whole match and return its result, replay and per-player figures.
 
     `deadline` (time.monotonic()) ends the match early with the current standings and end reason
     "time_limit", so a slow match still finishes cleanly before the task's hard time limit.
+    `on_turn` is told about each played turn (its raw actions and what the game produced).
     Raises MatchLost if `heartbeat` reports that the match was taken away from this worker.
     """
     num_players = len(clients)
@@ -173,7 +192,10 @@ async def play_match(
                             f"forfeited after {stats[player].consecutive_failures} failed turns in a row"
                         )
                         pending_forfeits.append(player)
-            recorder.record_turn(actions, forfeits_now, match.step(actions))
+            step = match.step(actions)
+            recorder.record_turn(actions, forfeits_now, step)
+            if on_turn is not None and not _tell(on_turn, turn, actions, step):
+                on_turn = None
     finally:
         if beats is not None:
             beats.cancel()

@@ -5,8 +5,9 @@ Every event is a frozen pydantic model with a `type` (an `EventType`), a schema 
 adding an event is one `EventType` member plus one class: publishing and parsing need nothing else.
 
 An event names its own topic (`Event.topic`); a topic is carried on the Redis channel
-`arena:events:<topic>`. Topics: `matches` (every match start and end), and, reserved for events yet to
-come, `match:<match id>` (a live match's frame stream), `training:<run id>` and `evolution:<run id>`.
+`arena:events:<topic>`. Topics: `matches` (every match start and end), `match:<match id>` (a live
+match's frames, turn by turn), and, reserved for events yet to come, `training:<run id>` and
+`evolution:<run id>`.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import json
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
 
+from shared.jsonsafe import storable
 from shared.states import MatchKind, MatchStatus
 
 CHANNEL_PREFIX = "arena:events:"
@@ -26,7 +28,7 @@ TOPIC_MATCHES = "matches"
 
 
 def match_topic(match_id: uuid.UUID | str) -> str:
-    """The topic of one match's own stream (live frames); nothing is published there yet."""
+    """The topic of one match's own stream: its frames, in `match.frames` batches of played turns."""
     return f"match:{match_id}"
 
 
@@ -53,6 +55,7 @@ def topic_family(topic: str) -> str:
 class EventType(StrEnum):
     MATCH_STARTED = "match.started"
     MATCH_FINISHED = "match.finished"
+    MATCH_FRAMES = "match.frames"
 
 
 class MalformedEvent(ValueError):
@@ -77,6 +80,10 @@ class Event(BaseModel):
     """Bumped by the publisher when an event's fields change incompatibly; added fields keep it."""
     timestamp: datetime = Field(default_factory=_now)
     """When the publisher created the event (UTC)."""
+
+    droppable: ClassVar[bool] = False
+    """True for a stream whose next event supersedes the last (live frames): when the publisher's
+    queue is full it drops these first, so they never crowd out the events that are news."""
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -181,3 +188,61 @@ class MatchFinished(MatchEvent):
     error: str | None = None
     """Why it failed, or why a finished match was not rated; public text, like the match's error."""
     participants: list[SeatResult]
+
+
+MAX_LIVE_ACTION_BYTES = 16 * 1024
+"""An action larger than this (as JSON) travels as null, as the stored replay keeps it
+(shared.games.replay.MAX_REPLAY_ACTION_BYTES): a bot must not flood every viewer."""
+ACTION_MAX_DEPTH = 32
+"""The deepest action a bot may send (shared.games.replay); deeper parts travel as null."""
+
+
+class MatchFrames(Event):
+    """Played turns of a running match, on the match's own topic (`match:<id>`): the frames they
+    produced, their game events and the raw actions each player sent (null: none, or too large).
+
+    Published by the match runner for viewers of a live match, a batch of consecutive turns at a
+    time (every turn while turns are slow, about ten batches a second while they are fast): `turn`
+    is the index of the first turn (the replay's `turns[turn]`) and `actions` has one entry per
+    turn of the batch, so a viewer that joins late knows where it is.
+    """
+
+    type: Literal[EventType.MATCH_FRAMES] = EventType.MATCH_FRAMES
+    droppable: ClassVar[bool] = True
+    match_id: uuid.UUID
+    game: str
+    turn: int
+    """The first turn of this batch."""
+    frames: list[Any]
+    """Every frame the batch's turns produced, in order."""
+    events: list[Any]
+    actions: list[list[Any]]
+    """Per turn of the batch, per player: the raw action (the replay's `turns[i].actions`)."""
+
+    @property
+    def topic(self) -> str:
+        return match_topic(self.match_id)
+
+    @property
+    def turn_count(self) -> int:
+        return len(self.actions)
+
+    @field_serializer("actions")
+    def _readable_actions(self, actions: list[list[Any]]) -> list[list[Any]]:
+        """Serialised by the publisher's thread, never the match's: what a bot sent is made strict
+        JSON (no NaN, no lone surrogates), and an oversized action becomes null."""
+        return [[_readable_action(action) for action in turn] for turn in actions]
+
+
+def _readable_action(action: Any) -> Any:
+    if action is None or isinstance(action, bool | int):
+        return action
+    try:  # the common case, in C: already strict JSON (no NaN, no lone surrogate), small enough
+        size = len(_STRICT.encode(action).encode())
+    except (ValueError, TypeError, RecursionError):  # UnicodeEncodeError is a ValueError
+        action = storable(action, max_depth=ACTION_MAX_DEPTH)
+        size = len(json.dumps(action, separators=(",", ":"), ensure_ascii=False).encode())
+    return None if size > MAX_LIVE_ACTION_BYTES else action
+
+
+_STRICT = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False)

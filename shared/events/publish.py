@@ -1,12 +1,12 @@
 """Publishing events without ever slowing down or failing the caller.
 
-`publish(event)` only appends the event to a bounded in-memory queue (dropping the oldest event
-when full) and wakes a background thread; that thread serialises the events and sends them to Redis
-with PUBLISH, in pipelined batches, on a client of its own with short timeouts. A Redis that is down,
-slow or silent therefore costs the caller nothing but the append. When an attempt fails, its batch
-and every event waiting behind it are lost (counted), never retried, and the thread waits longer and
-longer before the next attempt while Redis stays unreachable; events never wait for Redis longer
-than that delay.
+`publish(event)` only appends the event to a bounded in-memory queue (when full, dropping the
+oldest droppable event, a live frame, or else the oldest event) and wakes a background thread; that
+thread serialises the events and sends them to Redis with PUBLISH, in pipelined batches, on a client
+of its own with short timeouts. A Redis that is down, slow or silent therefore costs the caller
+nothing but the append. When an attempt fails, its batch and every event waiting behind it are lost
+(counted), never retried, and the thread waits longer and longer before the next attempt while
+Redis stays unreachable; events never wait for Redis longer than that delay.
 
 Delivery is at most once and best effort: Redis pub/sub keeps nothing for subscribers that are not
 connected at the moment of publishing. Anything that must not be lost lives in the database.
@@ -38,6 +38,12 @@ MAX_PENDING = 1000
 """Events waiting for the background thread; beyond this the oldest are dropped."""
 BATCH = 32
 """Events sent in one pipelined round trip."""
+MAX_TOPICS_REMEMBERED = 256
+"""Topics whose last subscriber count `listeners()` keeps (the oldest are forgotten)."""
+LINGER_S = 0.05
+"""How long droppable events (live frames, one per turn) wait for more to share a round trip: a
+sender that woke for every turn would cost a match far more than its frames do. An event that is
+not droppable is sent at once, with whatever is waiting."""
 CONNECT_TIMEOUT_S = 0.25
 TIMEOUT_S = 0.5
 RETRY_DELAY_S = 0.5
@@ -106,6 +112,7 @@ class EventPublisher:
         timeout_s: float = TIMEOUT_S,
         retry_delay_s: float = RETRY_DELAY_S,
         max_retry_delay_s: float = MAX_RETRY_DELAY_S,
+        linger_s: float = LINGER_S,
     ) -> None:
         self.redis_url = redis_url
         self.enabled = enabled
@@ -114,6 +121,7 @@ class EventPublisher:
         self._timeout_s = timeout_s
         self._retry_delay_s = retry_delay_s
         self._max_retry_delay_s = max_retry_delay_s
+        self._linger_s = linger_s
         self._problems = RateLimitedLog(log)
         self._reset()
         _publishers.add(self)
@@ -125,6 +133,9 @@ class EventPublisher:
         self._wake = threading.Condition(self._lock)
         self._idle = threading.Condition(self._lock)
         self._pending: deque[tuple[str, Event]] = deque()
+        self._droppable = 0
+        self._listeners: dict[str, int] = {}
+        """How many of the pending events are droppable (see `Event.droppable`)."""
         self._in_flight = 0
         self._closing = False
         self._thread: threading.Thread | None = None
@@ -138,22 +149,49 @@ class EventPublisher:
                 return False
             item = (topic or event.topic, event)
             dropped: str | None = None
+            queued = True
             with self._lock:
                 if self._closing:
                     return False
                 if len(self._pending) >= self._max_pending:
-                    dropped = self._pending.popleft()[0]
-                self._pending.append(item)
+                    victim = self._oldest_droppable()
+                    if victim is not None:
+                        dropped = self._pending[victim][0]
+                        del self._pending[victim]
+                        self._droppable -= 1
+                    elif event.droppable:  # only news is queued: the new frame gives way
+                        dropped, queued = item[0], False
+                    else:
+                        dropped = self._pending.popleft()[0]
+                if queued:
+                    self._pending.append(item)
+                    self._droppable += event.droppable
                 if self._thread is None:
                     self._start_thread()
-                self._wake.notify()
+                if not event.droppable or len(self._pending) in (1, BATCH):
+                    self._wake.notify()  # droppable ones in between: the lingering sender comes back
             if dropped is not None:
                 _count(topic_family(dropped), PublishOutcome.DROPPED).inc()
-                self._problems.warning("event queue full (%d): dropping the oldest events", self._max_pending)
-            return True
+                self._problems.warning(
+                    "event queue full (%d): dropping the oldest (droppable first)", self._max_pending
+                )
+            return queued
         except Exception as exc:  # publishing must never fail the caller
             self._problems.warning("cannot queue an event: %s: %s", type(exc).__name__, exc)
             return False
+
+    def _batch_ready(self) -> bool:
+        return self._closing or len(self._pending) >= BATCH or self._droppable < len(self._pending)
+
+    def _oldest_droppable(self) -> int | None:
+        """Where the oldest droppable event waits (under the lock). The scan is short: the queue is
+        only full while Redis is away, and a match then queues frames, droppable, at the front."""
+        if not self._droppable:
+            return None
+        for index, (_, queued) in enumerate(self._pending):
+            if queued.droppable:
+                return index
+        return None
 
     @property
     def pending(self) -> int:
@@ -186,10 +224,13 @@ class EventPublisher:
         while True:
             with self._lock:
                 self._wake.wait_for(lambda: bool(self._pending) or self._closing)
+                if self._droppable == len(self._pending):  # only live frames: gather a batch first
+                    self._wake.wait_for(self._batch_ready, self._linger_s)
                 if not self._pending:
                     self._idle.notify_all()
                     return
                 batch = [self._pending.popleft() for _ in range(min(BATCH, len(self._pending)))]
+                self._droppable -= sum(event.droppable for _, event in batch)
                 self._in_flight = len(batch)
             healthy = self._send(batch)
             with self._lock:
@@ -197,6 +238,7 @@ class EventPublisher:
                 lost = [] if healthy else [topic for topic, _ in self._pending]
                 if lost:  # they would only grow stale while Redis is away: lost with the batch
                     self._pending.clear()
+                    self._droppable = 0
                 if not self._pending:
                     self._idle.notify_all()
             for topic in lost:
@@ -242,7 +284,15 @@ class EventPublisher:
         for (topic, _, _), heard in zip(messages, receivers, strict=True):
             outcome = PublishOutcome.SENT if heard else PublishOutcome.UNHEARD
             _count(topic_family(topic), outcome).inc()
+            self._listeners[topic] = int(heard)
+        while len(self._listeners) > MAX_TOPICS_REMEMBERED:
+            self._listeners.pop(next(iter(self._listeners)))
         return True
+
+    def listeners(self, topic: str) -> int | None:
+        """How many subscribers received the last event sent on `topic`; None when none was sent
+        yet (or too long ago). Lets a publisher of frames stay quiet while nobody watches."""
+        return self._listeners.get(topic)
 
 
 def _after_fork_in_child() -> None:

@@ -1,6 +1,7 @@
 """The HTML front page (`/`) rendered from Jinja2 templates: leaderboards per game and recent
-matches with the same columns and links as the JSON API, user-chosen names escaped, static files
-with cache headers, and templates and static files shipped in the installed package."""
+finished matches with the same figures as the JSON API (bot names linking to bot pages, matches to
+match pages), user-chosen names escaped, static files with cache headers, and templates and static
+files shipped in the installed package. The bot and game pages: tests/gateway/test_pages.py."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from tests.gateway.browser import launch_chromium, offline_page
 from tests.gateway.conftest import Account, register_hosted_bot, unique
 
 LEADERBOARD_COLUMNS = ["#", "bot", "owner", "mu - 3 sigma", "mu ± sigma", "W/D/L"]
-MATCH_COLUMNS = ["match", "game", "kind", "status", "players", "turns", "replay"]
+MATCH_COLUMNS = ["match", "game", "kind", "players", "turns", "finished", "replay"]
 WEB = ROOT / "services" / "gateway" / "web"
 
 
@@ -110,7 +111,9 @@ def parse(html: str) -> PageParser:
 class FrontPageData:
     hostile_bot: str
     hostile_owner: str
+    hostile_bot_id: str
     other_bot: str
+    other_bot_id: str
     queued_id: str
     finished_id: str
     ordinal: float
@@ -159,7 +162,9 @@ def front_page_data(
     blob = compress({"frames": [], "result": {}})
     db_session.add(Replay(match_id=finished.id, data=blob, size_bytes=len(blob), frames=0))
     db_session.commit()
-    yield FrontPageData(bot_name, owner_name, theirs["name"], queued_id, finished_id, ordinal)
+    yield FrontPageData(
+        bot_name, owner_name, mine["id"], theirs["name"], theirs["id"], queued_id, finished_id, ordinal
+    )
 
 
 def test_front_page_lists_leaderboards_and_matches(
@@ -179,32 +184,29 @@ def test_front_page_lists_leaderboards_and_matches(
     assert board.rows[0] == ["1", data.hostile_bot, data.hostile_owner, ordinal, f"{mu} ± 1.00", "3/1/2"]
     assert [row[0] for row in board.rows] == [str(rank) for rank in range(1, len(board.rows) + 1)]
 
+    assert board.links[0] == [f"/bots/{data.hostile_bot_id}"]
+
     recent = page.table("Recent matches")
     assert recent.headers == MATCH_COLUMNS
     rows = {links[0]: (row, links) for row, links in zip(recent.rows, recent.links, strict=True)}
-    queued, queued_links = rows[f"/api/v1/matches/{data.queued_id}"]
-    assert queued == [
-        data.queued_id[:8],
-        "podracing",
-        "challenge",
-        "queued",
-        f"{data.hostile_bot} vs {data.other_bot}",
-        "",
-        "",
-    ]
-    assert queued_links == [f"/api/v1/matches/{data.queued_id}"]
-    finished, finished_links = rows[f"/api/v1/matches/{data.finished_id}"]
+    assert f"/matches/{data.queued_id}" not in rows  # only finished matches: queued ones are not results
+    finished, finished_links = rows[f"/matches/{data.finished_id}"]
     assert finished == [
         data.finished_id[:8],
         "podracing",
         "challenge",
-        "finished",
         f"{data.hostile_bot} (#1) vs {data.other_bot} (#2)",
         "123",
+        "",
         "replay",
     ]
-    assert finished_links[1] == f"/api/v1/matches/{data.finished_id}/replay"
-    assert client.get(finished_links[1]).status_code == 200
+    assert finished_links == [
+        f"/matches/{data.finished_id}",
+        f"/bots/{data.hostile_bot_id}",
+        f"/bots/{data.other_bot_id}",
+        f"/api/v1/matches/{data.finished_id}/replay",
+    ]
+    assert client.get(finished_links[-1]).status_code == 200
 
     # The names reached the page as text, never as markup.
     assert "<script>window.pwned" not in answer.text and "<b>owner-" not in answer.text
@@ -220,6 +222,7 @@ def test_empty_tables_say_so() -> None:
         root_path="",
         current_path="/",
         boards=[Leaderboard(game="podracing", total=0, entries=[])],
+        live=[],
         matches=[],
     )
     page = parse(html)

@@ -22,6 +22,19 @@ from services.gateway.bots.schemas import (
 )
 from services.gateway.bounds import VersionNumber
 from services.gateway.deps import CurrentUser, DbSession, SettingsDep, is_admin
+from services.gateway.openapi import (
+    BOT_NAME_TAKEN,
+    ENDPOINT_CHECK,
+    HOSTED_SOURCE,
+    INVALID_PARAMS,
+    JSON_BODY,
+    KEY_REQUIRED,
+    OWNED_BOT,
+    UNKNOWN_GAME,
+    error,
+    not_found,
+    responses,
+)
 from services.gateway.pagination import Page, Pagination
 from shared import bots
 from shared.states import BotStatus
@@ -32,7 +45,13 @@ GameFilter = Annotated[str | None, Query(max_length=32, description="only bots o
 StatusFilter = Annotated[BotStatus | None, Query(description="only bots in this status")]
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, response_model=BotCreated)
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    response_model=BotCreated,
+    summary="Register an HTTP bot",
+    responses=responses(KEY_REQUIRED, JSON_BODY, BOT_NAME_TAKEN, UNKNOWN_GAME, ENDPOINT_CHECK),
+)
 def register_http_bot(
     body: HttpBotCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
 ) -> BotCreated:
@@ -50,7 +69,13 @@ def register_http_bot(
     return BotCreated(**view.model_dump(), secret=secret, next_step=next_step)
 
 
-@router.post("/hosted", status_code=status.HTTP_201_CREATED, response_model=BotOut)
+@router.post(
+    "/hosted",
+    status_code=status.HTTP_201_CREATED,
+    response_model=BotOut,
+    summary="Register a hosted bot",
+    responses=responses(KEY_REQUIRED, JSON_BODY, BOT_NAME_TAKEN, UNKNOWN_GAME, HOSTED_SOURCE),
+)
 def register_hosted_bot(
     body: HostedBotCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
 ) -> BotOut:
@@ -61,7 +86,12 @@ def register_hosted_bot(
     return service.bot_views(session, [bot], settings)[0]
 
 
-@router.get("", response_model=Page[BotOut])
+@router.get(
+    "",
+    response_model=Page[BotOut],
+    summary="List my bots",
+    responses=responses(KEY_REQUIRED, INVALID_PARAMS),
+)
 def list_bots(
     user: CurrentUser,
     session: DbSession,
@@ -77,7 +107,7 @@ def list_bots(
     return Page(items=views, total=total, limit=page.limit, offset=page.offset)
 
 
-@router.get("/public", response_model=Page[PublicBot])
+@router.get("/public", response_model=Page[PublicBot], summary="List all bots", responses=INVALID_PARAMS)
 def public_bots(
     session: DbSession, page: Pagination, game: GameFilter = None, status: StatusFilter = None
 ) -> Page[PublicBot]:
@@ -86,13 +116,30 @@ def public_bots(
     return Page(items=service.public_views(session, rows), total=total, limit=page.limit, offset=page.offset)
 
 
-@router.get("/{bot_id}", response_model=BotOut)
+@router.get(
+    "/{bot_id}",
+    response_model=BotOut,
+    summary="Show one of my bots",
+    responses=responses(KEY_REQUIRED, OWNED_BOT, INVALID_PARAMS),
+)
 def get_bot(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> BotOut:
     """One of your bots, with its health: a suspended bot's reason and time are here."""
     return service.bot_views(session, [bots.get_owned_bot(session, user, bot_id)], settings)[0]
 
 
-@router.patch("/{bot_id}", response_model=BotOut)
+@router.patch(
+    "/{bot_id}",
+    response_model=BotOut,
+    summary="Rename a bot or move its endpoint",
+    responses=responses(
+        KEY_REQUIRED,
+        OWNED_BOT,
+        JSON_BODY,
+        BOT_NAME_TAKEN,
+        {409: error("A new endpoint was given for a hosted bot (upload a version instead).")},
+        ENDPOINT_CHECK,
+    ),
+)
 def update_bot(
     bot_id: uuid.UUID, body: BotUpdate, user: CurrentUser, session: DbSession, settings: SettingsDep
 ) -> BotOut:
@@ -102,7 +149,12 @@ def update_bot(
     return service.bot_views(session, [bot], settings)[0]
 
 
-@router.post("/{bot_id}/rotate-secret", response_model=SecretRotated)
+@router.post(
+    "/{bot_id}/rotate-secret",
+    response_model=SecretRotated,
+    summary="Rotate a bot's signing secret",
+    responses=responses(KEY_REQUIRED, OWNED_BOT, INVALID_PARAMS),
+)
 def rotate_secret(
     bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep
 ) -> SecretRotated:
@@ -113,14 +165,24 @@ def rotate_secret(
     return SecretRotated(bot_id=bot.id, secret=bots.rotate_secret(session, settings, bot))
 
 
-@router.post("/{bot_id}/deactivate", response_model=BotOut)
+@router.post(
+    "/{bot_id}/deactivate",
+    response_model=BotOut,
+    summary="Take a bot off the ladder",
+    responses=responses(KEY_REQUIRED, OWNED_BOT, INVALID_PARAMS),
+)
 def deactivate(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> BotOut:
     """Take the bot off the ladder; it keeps its rating and history."""
     bot = bots.deactivate(session, bots.get_owned_bot(session, user, bot_id))
     return service.bot_views(session, [bot], settings)[0]
 
 
-@router.post("/{bot_id}/reactivate", response_model=BotOut)
+@router.post(
+    "/{bot_id}/reactivate",
+    response_model=BotOut,
+    summary="Put a bot back on the ladder",
+    responses=responses(KEY_REQUIRED, OWNED_BOT, INVALID_PARAMS, ENDPOINT_CHECK),
+)
 def reactivate(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> BotOut:
     """Put the bot back on the ladder, also after a suspension (HTTP bots must pass the health check
     again); resets the count of failed health checks."""
@@ -128,7 +190,19 @@ def reactivate(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, setting
     return service.bot_views(session, [bot], settings)[0]
 
 
-@router.post("/{bot_id}/versions", status_code=status.HTTP_201_CREATED, response_model=VersionOut)
+@router.post(
+    "/{bot_id}/versions",
+    status_code=status.HTTP_201_CREATED,
+    response_model=VersionOut,
+    summary="Upload a new version of a hosted bot",
+    responses=responses(
+        KEY_REQUIRED,
+        OWNED_BOT,
+        JSON_BODY,
+        {409: error("The bot is an HTTP bot: change its endpoint with PATCH instead.")},
+        HOSTED_SOURCE,
+    ),
+)
 def upload_version(
     bot_id: uuid.UUID, body: VersionCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
 ) -> VersionOut:
@@ -140,13 +214,26 @@ def upload_version(
     return VersionOut(**service.version_view(bot, version).model_dump(exclude={"source"}))
 
 
-@router.get("/{bot_id}/versions", response_model=list[VersionOut])
+@router.get(
+    "/{bot_id}/versions",
+    response_model=list[VersionOut],
+    summary="List a bot's versions",
+    responses=responses(KEY_REQUIRED, OWNED_BOT, INVALID_PARAMS),
+)
 def list_versions(bot_id: uuid.UUID, user: CurrentUser, session: DbSession) -> list[VersionOut]:
+    """Every version of the bot, oldest first, without sources (owner or admin only)."""
     bot = bots.get_owned_bot(session, user, bot_id)
     return [VersionOut(**v.model_dump(exclude={"source"})) for v in service.versions(session, bot)]
 
 
-@router.get("/{bot_id}/versions/{number}", response_model=VersionDetail)
+@router.get(
+    "/{bot_id}/versions/{number}",
+    response_model=VersionDetail,
+    summary="Show a bot version with its source",
+    responses=responses(
+        KEY_REQUIRED, OWNED_BOT, not_found("The bot has no version with this number."), INVALID_PARAMS
+    ),
+)
 def get_version(
     bot_id: uuid.UUID, number: VersionNumber, user: CurrentUser, session: DbSession
 ) -> VersionDetail:

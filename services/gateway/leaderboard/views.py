@@ -10,13 +10,19 @@ from services.gateway.deps import DbSession
 from services.gateway.errors import ApiError
 from services.gateway.leaderboard import service
 from services.gateway.leaderboard.schemas import Leaderboard
+from services.gateway.openapi import INVALID_PARAMS, not_found, responses
 from services.gateway.pagination import Pagination
 from shared.bots import UnknownGame, check_game
 
 router = APIRouter(prefix="/leaderboard", tags=["leaderboard"])
 
 
-@router.get("/{game}", response_model=Leaderboard)
+@router.get(
+    "/{game}",
+    response_model=Leaderboard,
+    summary="Show a game's leaderboard",
+    responses=responses(not_found("No game has this name."), INVALID_PARAMS),
+)
 def leaderboard(
     game: Annotated[str, Path(max_length=32)],
     session: DbSession,

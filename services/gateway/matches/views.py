@@ -5,11 +5,21 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
 
 from services.gateway.deps import CurrentUser, DbSession, MaybeUser, SettingsDep
 from services.gateway.matches import service
 from services.gateway.matches.schemas import MatchCreate, MatchOut
+from services.gateway.openapi import (
+    INVALID_PARAMS,
+    JSON_BODY,
+    KEY_OPTIONAL,
+    KEY_REQUIRED,
+    OPTIONAL_KEY_EXTRA,
+    error,
+    not_found,
+    responses,
+)
 from services.gateway.pagination import Page, Pagination
 from shared.states import MatchKind, MatchStatus
 
@@ -20,10 +30,30 @@ router = APIRouter(prefix="/matches", tags=["matches"])
     "",
     status_code=status.HTTP_201_CREATED,
     response_model=MatchOut,
-    responses={
-        403: {"description": "a rated challenge asked by a non-admin, or none of the bots is yours"},
-        429: {"description": "over the per-user challenge limit; see the Retry-After header"},
-    },
+    summary="Challenge: play bots against each other now",
+    responses=responses(
+        {
+            400: error(
+                "The game cannot be played as asked: unknown game, wrong number of bots, a bot "
+                "twice, or a bot of another game."
+            ),
+        },
+        KEY_REQUIRED,
+        {
+            403: error("A rated challenge asked by a non-admin, or none of the bots is yours."),
+            404: error("One of the bots does not exist."),
+            409: error("One of the bots is not active (inactive or suspended)."),
+        },
+        JSON_BODY,
+        {422: error("The config is not valid for the game.")},
+        {
+            429: error(
+                "Over the per-user challenge limit.",
+                {"Retry-After": "seconds until the limit's window ends"},
+            ),
+            503: error("The match queue or the rate limiter is unreachable; try again later."),
+        },
+    ),
 )
 def create_challenge(
     body: MatchCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
@@ -37,7 +67,13 @@ def create_challenge(
     return service.match_views(session, [service.get_match(session, match.id)], user)[0]
 
 
-@router.get("", response_model=Page[MatchOut])
+@router.get(
+    "",
+    response_model=Page[MatchOut],
+    summary="List matches",
+    responses=responses(KEY_OPTIONAL, INVALID_PARAMS),
+    openapi_extra=OPTIONAL_KEY_EXTRA,
+)
 def list_matches(
     session: DbSession,
     viewer: MaybeUser,
@@ -54,22 +90,57 @@ def list_matches(
     )
 
 
-@router.get("/{match_id}", response_model=MatchOut)
+@router.get(
+    "/{match_id}",
+    response_model=MatchOut,
+    summary="Show a match with its results",
+    responses=responses(KEY_OPTIONAL, not_found("No match has this id."), INVALID_PARAMS),
+    openapi_extra=OPTIONAL_KEY_EXTRA,
+)
 def get_match(match_id: uuid.UUID, session: DbSession, viewer: MaybeUser) -> MatchOut:
     """One match with its results: ranks, scores, metrics, rating changes, errors, latency."""
     return service.match_views(session, [service.get_match(session, match_id)], viewer)[0]
 
 
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an Accept-Encoding header takes gzip (named, or `*`, with a q-value above 0)."""
+    for item in accept_encoding.split(","):
+        coding, _, params = item.strip().partition(";")
+        if coding.strip().lower() not in ("gzip", "x-gzip", "*"):
+            continue
+        quality = params.strip().lower()
+        if quality.startswith("q="):
+            try:
+                return float(quality[2:]) > 0
+            except ValueError:
+                return False
+        return True
+    return False
+
+
 @router.get(
     "/{match_id}/replay",
-    responses={200: {"content": {"application/json": {}, "application/gzip": {}}}},
+    summary="Download a match's replay",
+    responses={
+        200: {"content": {"application/json": {}, "application/gzip": {}}},
+        **responses(
+            not_found(
+                "No match has this id, or the match has no replay "
+                "(not played yet, or it failed before one was stored)."
+            ),
+            INVALID_PARAMS,
+        ),
+    },
 )
 def get_replay(
     match_id: uuid.UUID,
     session: DbSession,
+    request: Request,
     compressed: Annotated[bool, Query(description="1: the stored gzip bytes instead of JSON")] = False,
 ) -> Response:
-    """The match's replay: seed, config, every player's raw actions, frames, events and result."""
+    """The match's replay: seed, config, every player's raw actions, frames, events and result.
+    JSON, sent as the stored gzip bytes with `Content-Encoding: gzip` to clients that accept gzip
+    (browsers do, and inflate it themselves): about a quarter of the bytes, and no work here."""
     blob = service.replay_blob(session, match_id)
     if compressed:
         return Response(
@@ -77,4 +148,12 @@ def get_replay(
             media_type="application/gzip",
             headers={"Content-Disposition": f'attachment; filename="replay-{match_id}.json.gz"'},
         )
-    return Response(service.replay_json_bytes(blob), media_type="application/json")
+    if accepts_gzip(request.headers.get("accept-encoding", "")):
+        return Response(
+            blob,
+            media_type="application/json",
+            headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"},
+        )
+    return Response(
+        service.replay_json_bytes(blob), media_type="application/json", headers={"Vary": "Accept-Encoding"}
+    )

@@ -6,6 +6,7 @@ from fastapi import FastAPI
 
 from services.gateway.web.assets import DOCS_ASSETS, SITE_ASSETS
 from services.gateway.web.docs import install_docs
+from services.gateway.web.viewer_pages import router as viewer_router
 from services.gateway.web.views import router
 
 
@@ -16,3 +17,4 @@ def install_web(app: FastAPI) -> None:
         app.mount(assets.prefix, assets.files, name=assets.name)
     install_docs(app)
     app.include_router(router)
+    app.include_router(viewer_router)

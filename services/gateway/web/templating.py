@@ -15,6 +15,8 @@ from services.gateway.web.assets import SITE_ASSETS
 
 NAV_LINKS: list[tuple[str, str]] = [
     ("/", "Arena"),
+    ("/games/podracing", "Podracing"),
+    ("/games/battle", "Battle"),
     ("/docs", "API docs"),
     ("/redoc", "API reference"),
     ("/metrics", "Metrics"),

@@ -1,29 +1,70 @@
-"""The HTML front page: leaderboards and recent matches with replay links. Everything on it is also
-in the JSON API; this is for people who open the gateway in a browser."""
+"""The HTML pages: the front page, a page per bot and a page per game. Everything on them is also
+in the JSON API; these are for people who open the gateway in a browser.
+
+Path and query values are parsed here, by hand, so that a bad one gets a readable HTML page (404
+for an id or name that names nothing, 400 for a bad page number) instead of the API's JSON error.
+"""
 
 from __future__ import annotations
+
+import uuid
 
 from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from services.gateway.deps import DbSession
-from services.gateway.leaderboard.service import leaderboard
-from services.gateway.matches.service import list_matches, match_views
+from services.gateway.web.pages.bot import MAX_PAGE, bot_page
+from services.gateway.web.pages.front import front_page
+from services.gateway.web.pages.game import game_page
 from services.gateway.web.templating import render
-from shared.games.registry import game_names
 
 router = APIRouter(include_in_schema=False)
 
-LEADERBOARD_ROWS = 20
-RECENT_MATCHES = 25
+
+def error_page(request: Request, status_code: int, title: str, message: str) -> Response:
+    """A page that says what went wrong, with the status code a client can act on."""
+    return render(request, "error_page.html", {"title": title, "message": message}, status_code=status_code)
+
+
+def not_found_page(request: Request, what: str) -> Response:
+    return error_page(request, 404, "Not found", f"There is no {what}.")
 
 
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request, session: DbSession) -> Response:
-    boards = [
-        leaderboard(session, game, include_inactive=False, limit=LEADERBOARD_ROWS, offset=0)
-        for game in game_names()
-    ]
-    matches, _ = list_matches(session, None, None, None, None, RECENT_MATCHES, 0)
-    return render(request, "index.html", {"boards": boards, "matches": match_views(session, matches, None)})
+    page = front_page(session)
+    return render(request, "index.html", {"boards": page.boards, "live": page.live, "matches": page.recent})
+
+
+def _page_number(raw: str | None) -> int | None:
+    if raw is None:
+        return 1
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= len(str(MAX_PAGE))):
+        return None
+    return int(raw) if 1 <= int(raw) <= MAX_PAGE else None
+
+
+@router.get("/bots/{bot_id}", response_class=HTMLResponse)
+def bot(request: Request, bot_id: str, session: DbSession, page: str | None = None) -> Response:
+    try:
+        parsed = uuid.UUID(bot_id)
+    except ValueError:
+        return not_found_page(request, f"bot {bot_id!r}: a bot id is a UUID")
+    number = _page_number(page)
+    if number is None:
+        return error_page(
+            request, 400, "Bad page number", f"page must be a whole number from 1 to {MAX_PAGE}."
+        )
+    data = bot_page(session, parsed, number)
+    if data is None:
+        return not_found_page(request, f"bot {parsed}")
+    return render(request, "bot.html", {"page": data})
+
+
+@router.get("/games/{name}", response_class=HTMLResponse)
+def game(request: Request, name: str, session: DbSession) -> Response:
+    data = game_page(session, name)
+    if data is None:
+        return not_found_page(request, f"game {name!r}")
+    return render(request, "game.html", {"page": data})

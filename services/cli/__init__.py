@@ -1,0 +1,1 @@
+"""The `arena` command line: local matches, the replay viewer and thin calls to the REST API."""

@@ -1,0 +1,278 @@
+"""`arena`: play matches locally, watch replays, and manage bots on an Arena server.
+
+Every command reports a problem as one line on stderr (`arena: ...`) and exits non-zero; run with
+--verbose to see the logs and a traceback of an unexpected failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import textwrap
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from services.cli import commands
+from services.cli.api_client import DEFAULT_URL
+from services.cli.bot_specs import BOT_FORMS, SANDBOX_CHOICES
+from services.cli.errors import CliError
+
+DEFAULT_VIEW_HOST = "127.0.0.1"
+DEFAULT_VIEW_PORT = 8765
+
+AddParser = Callable[..., "OneLineParser"]
+"""A subcommand group's add_parser."""
+
+
+def _para(text: str) -> str:
+    """A description paragraph, wrapped here because the help keeps the examples' line breaks."""
+    return textwrap.fill(text, width=90)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors as one line naming the command, with a pointer to its --help."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
+
+
+def _server_options() -> OneLineParser:
+    parent = OneLineParser(add_help=False)
+    group = parent.add_argument_group("server")
+    group.add_argument("--url", help=f"the Arena server (default: $ARENA_URL or {DEFAULT_URL})")
+    group.add_argument("--api-key", help="your API key (default: $ARENA_API_KEY)")
+    group.add_argument("--json", action="store_true", help="print the server's JSON answer instead of text")
+    return parent
+
+
+def _view_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host", default=DEFAULT_VIEW_HOST, help="address to serve the viewer on (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_VIEW_PORT, help="port (default: %(default)s; 0: any free port)"
+    )
+    parser.add_argument(
+        "--open",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="open a browser on the viewer (default: when a graphical session is found)",
+    )
+
+
+def _add_play(add: AddParser) -> None:
+    play = add(
+        "play",
+        help="play a match on this machine (no server needed)",
+        description=_para(
+            "Play one match locally, on the same turn loop, sandbox and bot protocol as the "
+            "platform, then print the result and write the replay."
+        ),
+        epilog=f"BOT is {BOT_FORMS}.\n\n"
+        "examples:\n"
+        "  arena play podracing builtin:runner builtin:blocker --seed 7\n"
+        "  arena play podracing my_bot.py codingame:cg_bot.py --config '{\"laps\": 1}'\n"
+        "  ARENA_BOT_SECRET=whsec_... arena play battle http://127.0.0.1:8080 builtin:sniper --view",
+        formatter_class=_formatter,
+    )
+    play.add_argument("game", metavar="GAME", help="podracing or battle")
+    play.add_argument("bots", metavar="BOT", nargs="+", help="the players, in seat order (see below)")
+    play.add_argument("--seed", type=int, help="the match seed (default: random; printed)")
+    play.add_argument("--config", metavar="JSON", help="game config as a JSON object, e.g. '{\"laps\": 1}'")
+    play.add_argument(
+        "--replay",
+        metavar="FILE",
+        help="where to write the replay (default: replay-GAME-SEED.json; .gz: gzip)",
+    )
+    play.add_argument("--view", action="store_true", help="serve the replay in the viewer afterwards")
+    play.add_argument(
+        "--secret",
+        action="append",
+        default=[],
+        help="HTTP bots' signing secret: once for all, or once per HTTP bot (default: $ARENA_BOT_SECRET)",
+    )
+    play.add_argument(
+        "--sandbox",
+        choices=SANDBOX_CHOICES,
+        default="auto",
+        help="how Python files and CodinGame scripts run: bubblewrap, or a plain subprocess without "
+        "isolation (default: auto, bubblewrap when installed)",
+    )
+    play.add_argument("--turn-timeout-ms", type=int, help="time a bot has per turn (default: 1000)")
+    play.add_argument("--first-turn-timeout-ms", type=int, help="time a bot has for turn 0 (default: 3000)")
+    play.add_argument("--json", action="store_true", help="print the result as JSON")
+    _view_options(play)
+    play.set_defaults(handler=commands.play)
+
+
+def _add_view(add: AddParser) -> None:
+    view = add(
+        "view",
+        help="watch a replay file in the browser",
+        description=_para(
+            "Serve the replay viewer for one replay file (plain or gzip JSON) and print its URL."
+        ),
+        epilog="example:\n  arena view replay-podracing-7.json --port 0",
+        formatter_class=_formatter,
+    )
+    view.add_argument(
+        "file", metavar="FILE", help="a replay written by arena play or downloaded from a match"
+    )
+    _view_options(view)
+    view.set_defaults(handler=commands.view)
+
+
+def _add_bots(add: AddParser, server: OneLineParser) -> None:
+    bots = add("bots", help="register, upload and list your bots on a server", formatter_class=_formatter)
+    bots_sub = bots.add_subparsers(
+        dest="bots_command", metavar="COMMAND", required=True, parser_class=OneLineParser
+    )
+    register = bots_sub.add_parser(
+        "register",
+        parents=[server],
+        help="register a bot that runs behind an HTTP endpoint",
+        description=_para(
+            "Register an HTTP bot. With --secret (the one your bot already uses) the server "
+            "health-checks it now; without, it answers a new secret, shown once."
+        ),
+        epilog="example:\n  arena bots register --game podracing --name my-racer --endpoint https://bot.example.com",
+        formatter_class=_formatter,
+    )
+    register.add_argument("--game", required=True)
+    register.add_argument("--name", required=True)
+    register.add_argument("--endpoint", required=True, help="the bot's http(s) URL")
+    register.add_argument("--secret", help="the signing secret the bot uses (whsec_...)")
+    register.set_defaults(handler=commands.bots_register)
+
+    upload = bots_sub.add_parser(
+        "upload",
+        parents=[server],
+        help="upload a Python bot: a new hosted bot, or a new version of one",
+        description=_para(
+            "Upload a hosted bot's Python file. With --bot ID it becomes a new version of that "
+            "bot; with --game and --name it registers a new hosted bot. The server runs the static gate "
+            "and answers every problem with its line number."
+        ),
+        epilog="examples:\n"
+        "  arena bots upload my_bot.py --game podracing --name my-hosted-racer\n"
+        "  arena bots upload my_bot.py --bot 3f0c...",
+        formatter_class=_formatter,
+    )
+    upload.add_argument("file", metavar="FILE")
+    upload.add_argument("--bot", metavar="ID", help="upload a new version of this bot")
+    upload.add_argument("--game", help="the game of a new bot")
+    upload.add_argument("--name", help="the name of a new bot")
+    upload.add_argument(
+        "--contract",
+        choices=("decide", "codingame"),
+        help="decide: a module with decide(observation); codingame: a stdin/stdout script "
+        "(default: decide for a new bot, the current version's for a new version)",
+    )
+    upload.add_argument("--notes", metavar="JSON", help="free-form notes stored with a new version")
+    upload.set_defaults(handler=commands.bots_upload)
+
+    listing = bots_sub.add_parser(
+        "list", parents=[server], help="list your bots (every bot for an admin)", formatter_class=_formatter
+    )
+    listing.add_argument("--game")
+    listing.add_argument("--limit", type=int, default=100)
+    listing.set_defaults(handler=commands.bots_list)
+
+
+def _add_challenge(add: AddParser, server: OneLineParser) -> None:
+    challenge = add(
+        "challenge",
+        parents=[server],
+        help="ask the server to play a match between bots now",
+        description=_para(
+            "Challenge: the server plays the given bots (you must own one) and stores the replay. "
+            "Challenges are unrated unless an admin asks with --rated."
+        ),
+        epilog="example:\n  arena challenge podracing BOT_ID OTHER_BOT_ID --wait",
+        formatter_class=_formatter,
+    )
+    challenge.add_argument("game", metavar="GAME")
+    challenge.add_argument("bot_ids", metavar="BOT_ID", nargs="+", help="the players, in seat order")
+    challenge.add_argument("--seed", type=int)
+    challenge.add_argument("--config", metavar="JSON", help="game config as a JSON object")
+    challenge.add_argument("--rated", action="store_true", help="move ratings (admins only)")
+    challenge.add_argument("--wait", action="store_true", help="wait for the result and print it")
+    challenge.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds --wait waits (default: %(default)s)"
+    )
+    challenge.set_defaults(handler=commands.challenge)
+
+
+def _add_leaderboard(add: AddParser, server: OneLineParser) -> None:
+    board = add(
+        "leaderboard",
+        parents=[server],
+        help="a game's leaderboard (no key needed)",
+        epilog="example:\n  arena leaderboard podracing --limit 10",
+        formatter_class=_formatter,
+    )
+    board.add_argument("game", metavar="GAME")
+    board.add_argument("--limit", type=int, default=50)
+    board.set_defaults(handler=commands.leaderboard)
+
+
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(
+        prog="arena",
+        description=_para(
+            "Arena for bot authors: play matches on your machine, watch replays, and manage "
+            "your bots on an Arena server."
+        ),
+        epilog="docs/cli.md has every command with an example.",
+        formatter_class=_formatter,
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="show logs and tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser)
+    server = _server_options()
+    _add_play(sub.add_parser)
+    _add_view(sub.add_parser)
+    _add_bots(sub.add_parser, server)
+    _add_challenge(sub.add_parser, server)
+    _add_leaderboard(sub.add_parser, server)
+    return parser
+
+
+def _configure_logging(verbose: bool) -> None:
+    """Quiet by default: the command prints what matters; --verbose shows every log line."""
+    if verbose:
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    else:
+        logging.getLogger().addHandler(logging.NullHandler())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _configure_logging(args.verbose)
+    try:
+        status: int = args.handler(args)
+    except CliError as exc:
+        print(f"arena: {exc.message}", file=sys.stderr)
+        return exc.status
+    except KeyboardInterrupt:
+        print("arena: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `arena ... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Exception as exc:
+        if args.verbose:
+            raise
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+        print(f"arena: unexpected error: {detail} (run with --verbose for details)", file=sys.stderr)
+        return 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,240 @@
+"""The bot page's data: who the bot is, its rating over time, versions, record against each
+opponent, and its recent matches with the errors it made in them.
+
+Everything here is public. The error samples a match stored (what exactly a bot answered wrong) are
+for the bot's owner only; the page fetches them through the API with the owner's key, in the
+browser, so this module never reads them.
+
+A page costs a fixed number of queries whatever the bot's history: bot, versions, rating history,
+opponents, error totals, then the recent matches (see services.gateway.matches.service).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import and_, func, select
+from sqlalchemy.orm import Session, aliased
+
+from services.gateway.matches.schemas import MatchOut
+from services.gateway.matches.service import list_matches, match_views
+from services.gateway.web.pages.chart import RatingChart, RatingPoint, rating_chart
+from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Rating, User
+from shared.states import HostedContract, MatchStatus
+
+HISTORY_POINTS = 500
+"""The chart shows at most this many of the newest rated matches."""
+MAX_VERSIONS = 50
+MAX_OPPONENTS = 50
+MATCHES_PER_PAGE = 20
+MAX_PAGE = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRow:
+    number: int
+    contract: HostedContract | None
+    created_at: datetime
+    current: bool
+    matches: int
+
+
+@dataclass(frozen=True, slots=True)
+class OpponentRecord:
+    bot_id: uuid.UUID
+    name: str
+    wins: int
+    draws: int
+    losses: int
+
+    @property
+    def matches(self) -> int:
+        return self.wins + self.draws + self.losses
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorTotals:
+    """Over all the bot's finished matches."""
+
+    matches: int
+    errors: int
+    timeouts: int
+    forfeits: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchErrors:
+    """This bot's own figures in one match (the row of the recent-matches table)."""
+
+    match: MatchOut
+    slot: int
+    rank: int | None
+    errors: int
+    timeouts: int
+    forfeited: bool
+    opponents: list[tuple[uuid.UUID, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class BotPage:
+    bot: Bot
+    owner_name: str
+    rating: Rating | None
+    current_version: int | None
+    history: list[RatingPoint]
+    chart: RatingChart | None
+    versions: list[VersionRow]
+    opponents: list[OpponentRecord]
+    totals: ErrorTotals
+    recent: list[MatchErrors]
+    recent_total: int
+    page: int
+    pages: int
+    matches_per_page: int
+
+
+def _history(session: Session, bot_id: uuid.UUID) -> list[RatingPoint]:
+    """The rating after each rated match (newest HISTORY_POINTS), oldest first, preceded by the
+    rating the oldest of them started from."""
+    newest_first = session.execute(
+        select(
+            Match.id,
+            Match.finished_at,
+            MatchParticipant.mu_before,
+            MatchParticipant.sigma_before,
+            MatchParticipant.mu_after,
+            MatchParticipant.sigma_after,
+        )
+        .join(Match, Match.id == MatchParticipant.match_id)
+        .where(
+            MatchParticipant.bot_id == bot_id,
+            Match.status == MatchStatus.FINISHED,
+            MatchParticipant.mu_after.is_not(None),
+            MatchParticipant.sigma_after.is_not(None),
+        )
+        .order_by(Match.finished_at.desc(), Match.id.desc())
+        .limit(HISTORY_POINTS)
+    ).all()
+    rows = list(reversed(newest_first))
+    points = [
+        RatingPoint(row.mu_after, row.sigma_after, row.finished_at, str(row.id))
+        for row in rows
+        if row.mu_after is not None and row.sigma_after is not None
+    ]
+    if rows and rows[0].mu_before is not None and rows[0].sigma_before is not None:
+        points.insert(0, RatingPoint(rows[0].mu_before, rows[0].sigma_before, None, None))
+    return points
+
+
+def _versions(session: Session, bot: Bot) -> list[VersionRow]:
+    rows = session.execute(
+        select(
+            BotVersion.id,
+            BotVersion.number,
+            BotVersion.contract,
+            BotVersion.created_at,
+            func.count(MatchParticipant.id),
+        )
+        .outerjoin(MatchParticipant, MatchParticipant.bot_version_id == BotVersion.id)
+        .where(BotVersion.bot_id == bot.id)
+        .group_by(BotVersion.id)
+        .order_by(BotVersion.number.desc())
+        .limit(MAX_VERSIONS)
+    ).all()
+    return [
+        VersionRow(number, contract, created_at, version_id == bot.current_version_id, matches)
+        for version_id, number, contract, created_at, matches in rows
+    ]
+
+
+def _opponents(session: Session, bot_id: uuid.UUID) -> list[OpponentRecord]:
+    """Win/draw/loss against each other bot in the same finished matches (in a match of more than
+    two, against each opponent by rank), most played first."""
+    me, them = aliased(MatchParticipant), aliased(MatchParticipant)
+    rows = session.execute(
+        select(
+            them.bot_id,
+            Bot.name,
+            func.count().filter(me.rank < them.rank),
+            func.count().filter(me.rank == them.rank),
+            func.count().filter(me.rank > them.rank),
+        )
+        .select_from(me)
+        .join(them, and_(them.match_id == me.match_id, them.bot_id != me.bot_id))
+        .join(Match, Match.id == me.match_id)
+        .join(Bot, Bot.id == them.bot_id)
+        .where(
+            me.bot_id == bot_id,
+            Match.status == MatchStatus.FINISHED,
+            me.rank.is_not(None),
+            them.rank.is_not(None),
+        )
+        .group_by(them.bot_id, Bot.name)
+        .order_by(func.count().desc(), Bot.name)
+        .limit(MAX_OPPONENTS)
+    ).all()
+    return [OpponentRecord(opp_id, name, wins, draws, losses) for opp_id, name, wins, draws, losses in rows]
+
+
+def _totals(session: Session, bot_id: uuid.UUID) -> ErrorTotals:
+    row = session.execute(
+        select(
+            func.count(),
+            func.coalesce(func.sum(MatchParticipant.errors), 0),
+            func.coalesce(func.sum(MatchParticipant.timeouts), 0),
+            func.count().filter(MatchParticipant.forfeited.is_(True)),
+        )
+        .join(Match, Match.id == MatchParticipant.match_id)
+        .where(MatchParticipant.bot_id == bot_id, Match.status == MatchStatus.FINISHED)
+    ).one()
+    return ErrorTotals(int(row[0]), int(row[1]), int(row[2]), int(row[3]))
+
+
+def _match_errors(view: MatchOut, bot_id: uuid.UUID) -> MatchErrors:
+    mine = next(p for p in view.participants if p.bot_id == bot_id)
+    return MatchErrors(
+        match=view,
+        slot=mine.slot,
+        rank=mine.rank,
+        errors=mine.errors,
+        timeouts=mine.timeouts,
+        forfeited=mine.forfeited,
+        opponents=[(p.bot_id, p.bot_name) for p in view.participants if p.bot_id != bot_id],
+    )
+
+
+def bot_page(session: Session, bot_id: uuid.UUID, page: int) -> BotPage | None:
+    """The page of bot `bot_id` with page `page` (from 1) of its matches; None for an unknown bot."""
+    found = session.execute(
+        select(Bot, User.name, Rating)
+        .join(User, User.id == Bot.owner_id)
+        .outerjoin(Rating, Rating.bot_id == Bot.id)
+        .where(Bot.id == bot_id)
+    ).first()
+    if found is None:
+        return None
+    bot, owner_name, rating = found
+    versions = _versions(session, bot)
+    history = _history(session, bot.id)
+    matches, total = list_matches(
+        session, None, bot.id, None, None, MATCHES_PER_PAGE, (page - 1) * MATCHES_PER_PAGE
+    )
+    views = match_views(session, matches, None)  # no viewer: never the owner-only samples
+    return BotPage(
+        bot=bot,
+        owner_name=owner_name,
+        rating=rating,
+        current_version=next((v.number for v in versions if v.current), None),
+        history=history,
+        chart=rating_chart(history),
+        versions=versions,
+        opponents=_opponents(session, bot.id),
+        totals=_totals(session, bot.id),
+        recent=[_match_errors(view, bot.id) for view in views],
+        recent_total=total,
+        page=page,
+        pages=max(1, -(-total // MATCHES_PER_PAGE)),
+        matches_per_page=MATCHES_PER_PAGE,
+    )

@@ -1,0 +1,7 @@
+"""Fails the static gate twice."""
+
+import os  # noqa: F401 - refused by the gate, which is the point
+
+
+def decide(observation):
+    return eval("{}")

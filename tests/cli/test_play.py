@@ -1,0 +1,170 @@
+"""`arena play`: each game between each kind of bot, as a real process with no ARENA_ settings,
+no database and no Redis; every replay it writes re-simulates exactly."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.games.registry import get_game
+from shared.games.replay import resimulate
+from tests.cli.conftest import BATTLE_CONFIG, BOTS, PODRACING_CONFIG, HttpBot, run_cli
+from tests.conftest import PYTHON
+
+LOOPBACK_ONLY = {"ARENA_BOT_NETWORKS": '["127.0.0.0/8"]'}
+"""The HTTP bot lives on loopback; this fence makes sure nothing else could be reached."""
+
+
+def load(path: Path) -> dict[str, Any]:
+    data = path.read_bytes()
+    replay = json.loads(gzip.decompress(data) if path.name.endswith(".gz") else data)
+    assert isinstance(replay, dict)
+    return replay
+
+
+def assert_resimulates(replay: dict[str, Any]) -> None:
+    again = json.loads(json.dumps(resimulate(get_game(replay["game"]), replay)))
+    assert "truncated" not in replay
+    assert again["frames"] == replay["frames"]
+    assert again["events"] == replay["events"]
+    assert again["result"] == replay["result"]
+
+
+def test_podracing_builtin_against_a_hosted_file(tmp_path: Path) -> None:
+    run = run_cli(
+        "play",
+        "podracing",
+        "builtin:runner",
+        str(BOTS / "podracing_decide.py"),
+        "--seed",
+        "11",
+        "--config",
+        PODRACING_CONFIG,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr
+    assert "podracing  seed 11" in run.stdout
+    for row in ("bot ", "rank ", "score ", "checkpoints ", "collisions ", "timeouts ", "latency p50 ms"):
+        assert row in run.stdout
+    assert "podracing_decide.py" in run.stdout
+    replay = load(tmp_path / "replay-podracing-11.json")
+    assert replay["seed"] == 11 and replay["config"] == json.loads(PODRACING_CONFIG)
+    assert len(replay["turns"]) == replay["result"]["turns"] > 0
+    assert_resimulates(replay)
+
+
+def test_podracing_codingame_script_against_an_http_bot(
+    tmp_path: Path, http_bot: Callable[[str, str], HttpBot]
+) -> None:
+    bot = http_bot("podracing", "blocker")
+    run = run_cli(
+        "play",
+        "podracing",
+        f"codingame:{BOTS / 'podracing_codingame.py'}",
+        bot.url,
+        "--seed",
+        "12",
+        "--config",
+        PODRACING_CONFIG,
+        "--replay",
+        "out/race.json.gz",
+        cwd=tmp_path,
+        env={"ARENA_BOT_SECRET": bot.secret, **LOOPBACK_ONLY},
+    )
+    assert run.returncode == 0, run.stderr
+    assert "codingame:podracing_codingame.py" in run.stdout and bot.url in run.stdout
+    replay = load(tmp_path / "out" / "race.json.gz")
+    assert (tmp_path / "out" / "race.json.gz").read_bytes()[:2] == b"\x1f\x8b"
+    # The script and the HTTP bot both answered every turn (no default actions played).
+    assert all(action is not None for turn in replay["turns"] for action in turn["actions"])
+    assert_resimulates(replay)
+
+
+def test_battle_hosted_file_against_a_builtin_as_json(tmp_path: Path) -> None:
+    run = run_cli(
+        "play",
+        "battle",
+        str(BOTS / "battle_decide.py"),
+        "builtin:sniper",
+        "--seed",
+        "13",
+        "--config",
+        BATTLE_CONFIG,
+        "--json",
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["game"] == "battle" and result["seed"] == 13
+    assert [p["bot"] for p in result["players"]] == ["battle_decide.py", "builtin:sniper"]
+    assert {"kills", "deaths", "units_alive"} <= set(result["players"][0]["metrics"])
+    assert result["players"][0]["errors"] == 0 and result["players"][0]["timeouts"] == 0
+    replay = load(tmp_path / result["replay"])
+    assert replay["frames"][0]["units"] and len(replay["frames"]) > len(replay["turns"])
+    assert_resimulates(replay)
+
+
+def test_battle_http_bot_against_a_builtin(tmp_path: Path, http_bot: Callable[[str, str], HttpBot]) -> None:
+    bot = http_bot("battle", "aggressive")
+    run = run_cli(
+        "play",
+        "battle",
+        "builtin:defensive",
+        bot.url,
+        "--secret",
+        bot.secret,
+        "--seed",
+        "14",
+        "--config",
+        BATTLE_CONFIG,
+        "--replay",
+        "battle.json",
+        cwd=tmp_path,
+        env=LOOPBACK_ONLY,
+    )
+    assert run.returncode == 0, run.stderr
+    replay = load(tmp_path / "battle.json")
+    assert all(action is not None for turn in replay["turns"] for action in turn["actions"])
+    assert_resimulates(replay)
+
+
+def test_plain_subprocess_backend_warns_in_one_line(tmp_path: Path) -> None:
+    """Without bubblewrap (forced here), hosted bots still play, after a one-line warning."""
+    run = run_cli(
+        "play",
+        "podracing",
+        str(BOTS / "podracing_decide.py"),
+        "builtin:blocker",
+        "--sandbox",
+        "process",
+        "--seed",
+        "15",
+        "--config",
+        '{"laps": 1, "max_turns": 20}',
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.splitlines() == [
+        "warning: hosted bots run as plain subprocesses without isolation; run only code you trust"
+    ]
+    replay = load(tmp_path / "replay-podracing-15.json")
+    assert all(turn["actions"][0] is not None for turn in replay["turns"])
+    assert_resimulates(replay)
+
+
+@pytest.mark.skipif(shutil.which("arena", path=str(Path(PYTHON).parent)) is None, reason="not installed")
+def test_the_console_script_is_installed(tmp_path: Path) -> None:
+    import subprocess
+
+    arena = shutil.which("arena", path=str(Path(PYTHON).parent))
+    assert arena is not None
+    done = subprocess.run([arena, "play", "--help"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "builtin:NAME" in done.stdout and "codingame:FILE" in done.stdout

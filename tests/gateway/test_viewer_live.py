@@ -1,0 +1,79 @@
+"""A running match in the viewer: a real Celery worker plays two HTTP bots (answering a little
+slowly, so the match lasts a few seconds) while Chromium has `/matches/{id}` open. Frames arrive
+live over `/ws/matches/{id}` with the live badge shown, and when the match ends the page turns into
+the stored replay with its result."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from shared.games.replay import decompress
+from shared.matches import enqueue_match
+from shared.states import MatchStatus
+from tests.conftest import ManagedProcess
+from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
+from tests.match_runner.conftest import (  # noqa: F401  (fixtures)
+    RunningBot,
+    bot_factory,
+    queue_match,
+    register_bot,
+    start_worker,
+    user_id,
+    wait_for_match,
+)
+
+BOT_LATENCY_S = "0.05"
+
+
+@pytest.fixture()
+def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
+    process = start_worker("viewer-live")
+    yield process
+    process.stop()
+
+
+def frame_counter(page: Page) -> tuple[int, int]:
+    text = (page.text_content("[data-frame-counter]") or "").strip()
+    found = re.fullmatch(r"(\d+) / (\d+)", text)
+    assert found, text
+    return int(found[1]), int(found[2])
+
+
+def test_a_running_match_plays_live_then_becomes_its_replay(
+    gateway_url: str,
+    worker: ManagedProcess,
+    bot_factory: Callable[..., RunningBot],  # noqa: F811
+    register_bot: Callable[..., uuid.UUID],  # noqa: F811
+) -> None:
+    bots = [register_bot(bot_factory("ok", "--latency", BOT_LATENCY_S)) for _ in range(2)]
+    match_id = queue_match(bots, seed=11, send=False)
+    with launch_chromium() as browser, offline_page(browser, gateway_url) as offline:
+        page = offline.open(f"/matches/{match_id}")
+        page.wait_for_selector("[data-viewer][data-ready]", state="attached", timeout=15_000)
+        expect(page.locator("[data-live]")).to_be_visible()
+        assert frame_counter(page) == (0, 0)  # queued: frame 0 only, from live.start
+
+        enqueue_match(match_id)
+        seen: list[int] = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and page.locator("[data-live]").is_visible():
+            seen.append(frame_counter(page)[1])
+            time.sleep(0.05)
+        save_screenshot(page, "viewer-live-finished")
+        growing = sorted(set(seen))
+        assert len(growing) >= 5 and growing[-1] > 5, f"frames did not arrive turn by turn: {growing}"
+
+        match = wait_for_match(match_id, worker)
+        assert match.status == MatchStatus.FINISHED and match.replay is not None
+        frames = len(decompress(match.replay.data)["frames"])
+        expect(page.locator("[data-live]")).to_be_hidden()
+        expect(page.locator("[data-frame-counter]")).to_have_text(f"{frames - 1} / {frames - 1}")
+        expect(page.locator("[data-result] [data-result-summary]")).to_contain_text(f"{match.turns} turns")
+        expect(page.locator("[data-result] a[data-download]")).to_have_count(1)
+        offline.assert_stayed_offline()
