@@ -165,7 +165,8 @@ export class Player {
   }
 
   get framesPerSecond() {
-    return this.renderer.framesPerSecond || DEFAULT_FRAMES_PER_SECOND;
+    // The model's figure first: it knows the match's own config (battle's frame_hz).
+    return (this.model && this.model.framesPerSecond) || this.renderer.framesPerSecond || DEFAULT_FRAMES_PER_SECOND;
   }
 
   /** Stop drawing and listening (another replay is about to be shown in the same page). */
