@@ -295,7 +295,7 @@ class Demo:
         step(f"Ladder: watching {wanted} matches (the scheduler queues them; Ctrl-C stops)")
         seen: set[str] = set()
         done = 0
-        last_replay = None
+        last_watchable = None
         deadline = time.monotonic() + self.args.timeout
         last_progress = time.monotonic()
         while done < wanted:
@@ -311,7 +311,7 @@ class Demo:
                 seen.add(match["id"])
                 if match["status"] == MatchStatus.FINISHED:
                     done += 1
-                    last_replay = match["replay_url"] or last_replay
+                    last_watchable = match["id"] if match["replay_url"] else last_watchable
                     say(f"    [{done}/{wanted}] {_summary(match)}")
                 else:
                     say(f"    [failed] match {match['id'][:8]}: {match.get('error') or 'no reason given'}")
@@ -319,7 +319,7 @@ class Demo:
                 if done >= wanted:
                     break
             time.sleep(0.5)
-        return last_replay
+        return last_watchable
 
     def _recent_matches(self) -> list[dict[str, Any]]:
         found = []
@@ -333,7 +333,7 @@ class Demo:
                 )
         return sorted(found, key=lambda m: m.get("finished_at") or "")
 
-    def leaderboard(self, last_replay: str | None) -> None:
+    def leaderboard(self, last_watchable: str | None) -> None:
         for game in self.args.games:
             board = self.admin.get(f"/leaderboard/{game}", limit=50)
             step(f"Leaderboard: {game} (ordinal = mu - 3 sigma)")
@@ -353,8 +353,9 @@ class Demo:
         for game in self.args.games:
             say(f"    Leaderboard:   {self.base_url}/api/v1/leaderboard/{game}")
         say(f"    Matches:       {self.base_url}/api/v1/matches")
-        if last_replay:
-            say(f"    Latest replay: {self.base_url}{last_replay}")
+        if last_watchable:
+            say(f"    Latest match:  {self.base_url}/matches/{last_watchable} (the replay viewer)")
+            say(f"    Its replay:    {self.base_url}/api/v1/matches/{last_watchable}/replay")
         say(f"    Admin API key: in {self.data_dir / 'admin.key'} (send it as X-API-Key)")
 
     def serve(self) -> None:
