@@ -58,6 +58,7 @@ def test_a_running_match_plays_live_then_becomes_its_replay(
         page.wait_for_selector("[data-viewer][data-ready]", state="attached", timeout=15_000)
         expect(page.locator("[data-live]")).to_be_visible()
         assert frame_counter(page) == (0, 0)  # queued: frame 0 only, from live.start
+        expect(page.locator("[data-match-status]")).to_have_text("queued")
 
         enqueue_match(match_id)
         seen: list[int] = []
@@ -76,4 +77,5 @@ def test_a_running_match_plays_live_then_becomes_its_replay(
         expect(page.locator("[data-frame-counter]")).to_have_text(f"{frames - 1} / {frames - 1}")
         expect(page.locator("[data-result] [data-result-summary]")).to_contain_text(f"{match.turns} turns")
         expect(page.locator("[data-result] a[data-download]")).to_have_count(1)
+        expect(page.locator("[data-match-status]")).to_have_text("finished")
         offline.assert_stayed_offline()

@@ -8,10 +8,9 @@ import uuid
 
 from prometheus_client import REGISTRY
 
-from shared.events import EventPublisher, MatchFinished, MatchStarted
-from shared.states import MatchKind, MatchStatus
+from shared.events import EventPublisher
 from tests.conftest import free_port
-from tests.live.test_hub import frames
+from tests.live.samples import finished_event, frames, started_event
 
 
 def dropped(family: str) -> float:
@@ -21,17 +20,7 @@ def dropped(family: str) -> float:
 
 def test_frames_are_dropped_first_when_the_queue_is_full() -> None:
     match_id = uuid.uuid4()
-    started = MatchStarted(
-        match_id=match_id, game="podracing", kind=MatchKind.CHALLENGE, rated=True, attempt=1, participants=[]
-    )
-    finished = MatchFinished(
-        match_id=match_id,
-        game="podracing",
-        kind=MatchKind.CHALLENGE,
-        status=MatchStatus.FINISHED,
-        rated=False,
-        participants=[],
-    )
+    started, finished = started_event(match_id), finished_event(match_id)
     publisher = EventPublisher(
         f"redis://127.0.0.1:{free_port()}/0", max_pending=5, retry_delay_s=60, max_retry_delay_s=60
     )

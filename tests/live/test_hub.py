@@ -20,18 +20,7 @@ from shared.events import (
     match_topic,
     parse_event,
 )
-from shared.states import MatchKind, MatchStatus
-
-
-def frames(match_id: uuid.UUID, turn: int, padding: int = 0) -> MatchFrames:
-    return MatchFrames(
-        match_id=match_id,
-        game="podracing",
-        turn=turn,
-        frames=[{"turn": turn + 1, "pad": "x" * padding}],
-        events=[],
-        actions=[[None, None]],
-    )
+from tests.live.samples import finished_event, frames, started_event
 
 
 async def numsub(client: aioredis.Redis, topic: str) -> int:
@@ -105,19 +94,7 @@ def test_a_filtered_topic_is_shared_and_each_client_gets_only_what_it_wants(redi
     """Match viewers share the `matches` topic with the ticker, each keeping its own match's end."""
     mine, other = uuid.uuid4(), uuid.uuid4()
 
-    def finished(match_id: uuid.UUID) -> MatchFinished:
-        return MatchFinished(
-            match_id=match_id,
-            game="podracing",
-            kind=MatchKind.CHALLENGE,
-            status=MatchStatus.FINISHED,
-            rated=False,
-            participants=[],
-        )
-
-    started = MatchStarted(
-        match_id=mine, game="podracing", kind=MatchKind.CHALLENGE, rated=True, attempt=1, participants=[]
-    )
+    started = started_event(mine)
 
     async def scenario() -> None:
         hub = LiveHub()
@@ -129,7 +106,7 @@ def test_a_filtered_topic_is_shared_and_each_client_gets_only_what_it_wants(redi
             }
             async with hub.subscribe([TOPIC_MATCHES]) as ticker, hub.subscribe(viewer_topics) as viewer:
                 assert await numsub(publisher, TOPIC_MATCHES) == 1
-                for event in (started, finished(other), frames(mine, 0), finished(mine)):
+                for event in (started, finished_event(other), frames(mine, 0), finished_event(mine)):
                     await publisher.publish(channel(event.topic), event.to_json())
                 async with asyncio.timeout(5):
                     ticker_got = await read(ticker, 3)

@@ -25,7 +25,6 @@ from websockets.exceptions import ConnectionClosed
 from shared.db.models import Match
 from shared.db.session import session_scope
 from shared.events import (
-    MatchFinished,
     MatchStarted,
     channel,
     get_publisher,
@@ -34,7 +33,7 @@ from shared.events import (
 )
 from shared.games.registry import get_game
 from shared.states import MatchKind, MatchStatus
-from tests.live.test_hub import frames
+from tests.live.samples import finished_event, frames
 from tests.match_runner.conftest import SMALL_RACE, queue_match
 
 Message = dict[str, Any]
@@ -118,18 +117,6 @@ class FrozenClient:
             messages += opcode == 1
 
 
-def finished_event(match_id: uuid.UUID) -> MatchFinished:
-    return MatchFinished(
-        match_id=match_id,
-        game="podracing",
-        kind=MatchKind.CHALLENGE,
-        status=MatchStatus.FINISHED,
-        rated=False,
-        turns=2,
-        participants=[],
-    )
-
-
 def test_a_live_match_starts_with_frame_zero_then_relays_frames_until_it_finishes(
     gateway_url: str, queued_match: uuid.UUID
 ) -> None:
@@ -139,7 +126,7 @@ def test_a_live_match_starts_with_frame_zero_then_relays_frames_until_it_finishe
             for turn in range(3):
                 publish(frames(queued_match, turn))
             publish(frames(uuid.uuid4(), 0))  # another match: not ours
-            publish(finished_event(queued_match))
+            publish(finished_event(queued_match, turns=2))
             get_publisher().flush(5)
             got += [await receive(socket) for _ in range(4)]
             assert await close_of(socket) == (1000, "match ended")

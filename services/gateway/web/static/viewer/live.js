@@ -91,6 +91,8 @@ export class LiveSession {
   async finish(message) {
     if (this.finished) return;
     this.finished = true;
+    const status = this.root.ownerDocument.querySelector("[data-match-status]");
+    if (status && typeof message.status === "string") status.textContent = message.status;
     try {
       const [replay, participants] = await Promise.all([
         fetchReplay(this.options.replayUrl),
