@@ -25,8 +25,8 @@ log = logging.getLogger(__name__)
 _problems = RateLimitedLog(log)
 
 MAX_MESSAGES = 1024
-"""Messages one client may have waiting; a podracing match between fast bots plays a few hundred
-turns a second, so this is a second or more of slack."""
+"""Messages one client may have waiting: a match sends at most about ten `match.frames` batches a
+second and the `matches` topic a few events per finished match, so this is many seconds of slack."""
 MAX_BYTES = 8 * 1024 * 1024
 """Bytes one client may have waiting (the texts are shared between clients, but a frozen client
 must not keep many megabytes of old frames alive)."""
