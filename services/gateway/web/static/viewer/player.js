@@ -206,6 +206,8 @@ export class Player {
     this.t = target;
     this.following = this.live && target >= this.lastFrame;
     this._markDirty(true);
+    // The counter, timeline and panel answer at once; the canvas follows on the next animation frame.
+    this._updateUi(performance.now());
   }
 
   step(delta) {
