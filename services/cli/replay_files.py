@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from services.cli.errors import CliError
-from shared.games.replay import REPLAY_MAX_DEPTH, compress
-from shared.jsonsafe import storable
+from shared.games.replay import compress, encode
 
 
 def default_replay_path(game: str, seed: int) -> Path:
@@ -18,15 +17,7 @@ def default_replay_path(game: str, seed: int) -> Path:
 
 def replay_bytes(replay: dict[str, Any], path: Path) -> bytes:
     """The file's content: gzip of strict JSON for *.gz, the strict JSON text otherwise."""
-    if path.name.endswith(".gz"):
-        return compress(replay)
-    try:
-        text = json.dumps(replay, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
-    except ValueError:  # NaN or a lone surrogate in a bot's action: stored as the platform stores it
-        text = json.dumps(
-            storable(replay, max_depth=REPLAY_MAX_DEPTH), separators=(",", ":"), ensure_ascii=False
-        )
-    return text.encode("utf-8")
+    return compress(replay) if path.name.endswith(".gz") else encode(replay)
 
 
 def write_replay(replay: dict[str, Any], path: Path) -> int:

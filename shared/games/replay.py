@@ -159,13 +159,18 @@ def play_local(
     return recorder.finish(match)
 
 
-def compress(replay: dict[str, Any]) -> bytes:
-    """The replay as gzipped strict JSON; anything a strict parser would refuse is made safe first."""
+def encode(replay: dict[str, Any]) -> bytes:
+    """The replay as compact strict JSON (UTF-8); anything a strict parser would refuse is made safe
+    first."""
     try:
-        text = _STRICT.encode(replay).encode("utf-8")
+        return _STRICT.encode(replay).encode("utf-8")
     except (ValueError, TypeError):  # NaN or a lone surrogate somewhere: rare, so checked only now
-        text = _STRICT.encode(storable(replay, max_depth=REPLAY_MAX_DEPTH)).encode("utf-8")
-    return gzip.compress(text, compresslevel=6)
+        return _STRICT.encode(storable(replay, max_depth=REPLAY_MAX_DEPTH)).encode("utf-8")
+
+
+def compress(replay: dict[str, Any]) -> bytes:
+    """The replay as gzipped strict JSON (`encode`): what the database stores."""
+    return gzip.compress(encode(replay), compresslevel=6)
 
 
 def decompress(blob: bytes) -> dict[str, Any]:

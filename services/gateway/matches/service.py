@@ -18,6 +18,7 @@ from services.gateway.matches.schemas import MatchOut, ParticipantOut
 from shared.config import Settings
 from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Replay, User
 from shared.matches import create_match, enqueue_match
+from shared.ratings import ordinal
 from shared.states import MatchKind, MatchStatus
 
 log = logging.getLogger("services.gateway.matches")
@@ -190,7 +191,7 @@ def match_views(session: Session, matches: list[Match], viewer: User | None) -> 
 
 
 def _ordinal(mu: float | None, sigma: float | None) -> float | None:
-    return None if mu is None or sigma is None else mu - 3 * sigma
+    return None if mu is None or sigma is None else ordinal(mu, sigma)
 
 
 def _participant(

@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
+from shared.ratings import ordinal
+
 WIDTH = 720
 HEIGHT = 260
 LEFT, RIGHT, TOP, BOTTOM = 48, 12, 12, 30
@@ -30,7 +32,7 @@ class RatingPoint:
 
     @property
     def ordinal(self) -> float:
-        return self.mu - 3 * self.sigma
+        return ordinal(self.mu, self.sigma)
 
 
 @dataclass(frozen=True, slots=True)
