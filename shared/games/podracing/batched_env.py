@@ -189,6 +189,21 @@ class BatchedPodracingEnv:
         self._dist.copy_(self._own_distance())
         return observe(self.races, 0)
 
+    def observe(self, player: int = 0) -> torch.Tensor:
+        """[N, OBS_DIM] the observation of either player (1 sees the same race from the other side)."""
+        if player not in (0, 1):
+            raise ValueError(f"player must be 0 or 1, not {player}")
+        return observe(self.races, player)
+
+    def step_commands(
+        self, target: torch.Tensor, thrust: torch.Tensor, boost: torch.Tensor, shield: torch.Tensor
+    ) -> torch.Tensor:
+        """Play one turn with commands for all four pods, both players supplied by the caller (a
+        trainer whose opponents are policies); returns the races that just ended [N] (they have
+        already restarted). Rewards are the caller's business."""
+        self.races.step(target, thrust, boost, shield)
+        return self.races.just_finished
+
     def step(
         self, actions: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:

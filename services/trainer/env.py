@@ -1,0 +1,166 @@
+"""The trainer's environment: `BatchedPodracingEnv` races where player 0 is the learning policy and
+player 1 is, race by race, idle, the scripted runner or blocker, the current policy, or a frozen
+league policy. Everything stays on the device; opponents that are policies run batched.
+
+Each race keeps its opponent until it ends; then a new one is drawn from the stage's mix
+(`curriculum.OpponentMix`). Roles (runner / blocker) are tracked with hysteresis per player.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from services.trainer.features import RaceView, features, frame_heading, update_runners
+from services.trainer.opponents import Commands, OpponentKind, blocker_commands, idle_commands, runner
+from services.trainer.policy import MAX_ROTATION_DEG
+from services.trainer.rewards import RewardWeights, checkpoint_distance, progress, team_rewards, touching
+from shared.games.podracing.batched_env import AIM_DISTANCE, BatchedPodracingEnv
+from shared.games.podracing.engine import RaceConfig
+
+PolicyFn = Callable[[torch.Tensor], torch.Tensor]
+"""Features [n, 2, OBS_DIM] -> actions [n, 2, 4]."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    reward: torch.Tensor
+    """[B, 2] player 0's pods."""
+    done: torch.Tensor
+    """[B] races that ended this turn (already restarted)."""
+    outcome: torch.Tensor
+    """[B] +1 player 0 won, -1 lost, 0 draw or still running."""
+    opponent: torch.Tensor
+    """[B] the opponent kind each race was played against."""
+    turns: torch.Tensor
+    """[B] length of the races that ended."""
+    passes: torch.Tensor
+    """[B] checkpoints passed by player 0's pods this turn."""
+
+
+def policy_commands(view: RaceView, player: int, actions: torch.Tensor, max_thrust: float) -> Commands:
+    """Commands of `player`'s pods from policy actions [B, 2, 4] (see `policy`)."""
+    pods = slice(2 * player, 2 * player + 2)
+    heading = frame_heading(view)[:, pods]
+    rotation = actions[..., 0].clamp(-1.0, 1.0) * (MAX_ROTATION_DEG * math.pi / 180.0)
+    direction = heading + rotation
+    x, y = view.x[:, pods], view.y[:, pods]
+    target = torch.stack(
+        (x + torch.cos(direction) * AIM_DISTANCE, y + torch.sin(direction) * AIM_DISTANCE), -1
+    )
+    thrust = (actions[..., 1].clamp(-1.0, 1.0) + 1.0) * (0.5 * max_thrust)
+    shield = actions[..., 2] > 0.5
+    boost = (actions[..., 3] > 0.5) & ~shield
+    return target, thrust, boost, shield
+
+
+class TrainingEnv:
+    def __init__(
+        self,
+        num_envs: int,
+        device: torch.device | str = "cpu",
+        *,
+        seed: int = 0,
+        config: RaceConfig | None = None,
+    ) -> None:
+        self.num_envs = num_envs
+        self.device = torch.device(device)
+        self.config = config or RaceConfig()
+        self.env = BatchedPodracingEnv(
+            num_envs, self.device, torch.float32, "idle", config=self.config, seed=seed
+        )
+        self.races = self.env.races
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(seed + 1)
+        self.runners = torch.zeros(num_envs, 2, dtype=torch.long, device=self.device)
+        self.opponent = torch.full((num_envs,), int(OpponentKind.IDLE), dtype=torch.long, device=self.device)
+        self.league_slot = torch.zeros(num_envs, dtype=torch.long, device=self.device)
+        self.view = RaceView.from_races(self.races)
+        self.features = torch.zeros(0)
+        self._distance = torch.zeros(0)
+
+    def reset(self, draw: Callable[[int], tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+        """Restart every race; `draw(n)` gives n (opponent kinds, league slots)."""
+        self.env.reset()
+        self.opponent, self.league_slot = draw(self.num_envs)
+        return self._observe()
+
+    def _observe(self) -> torch.Tensor:
+        self.view = RaceView.from_races(self.races)
+        self.runners = update_runners(self.view, self.runners)
+        self.features = features(self.view, self.runners)
+        self._distance = checkpoint_distance(self.view)
+        return self.features
+
+    def _opponent_commands(self, learner: PolicyFn, league: list[PolicyFn]) -> Commands:
+        races, view = self.races, self.view
+        kind = self.opponent
+        target, thrust, boost, shield = idle_commands(races, 1)
+        target, thrust, boost, shield = target.clone(), thrust.clone(), boost.clone(), shield.clone()
+
+        def put(mask: torch.Tensor, commands: Commands) -> None:
+            m = mask[:, None]
+            target.copy_(torch.where(m[..., None], commands[0], target))
+            thrust.copy_(torch.where(m, commands[1], thrust))
+            boost.copy_(torch.where(m, commands[2], boost))
+            shield.copy_(torch.where(m, commands[3], shield))
+
+        put(kind == OpponentKind.RUNNER, runner(races, 1))
+        put(kind == OpponentKind.BLOCKER, blocker_commands(races, 1))
+        max_thrust = float(self.config.max_thrust)
+        groups: list[tuple[torch.Tensor, PolicyFn]] = [(kind == OpponentKind.SELF, learner)]
+        groups += [
+            ((kind == OpponentKind.LEAGUE) & (self.league_slot == j), fn) for j, fn in enumerate(league)
+        ]
+        for mask, fn in groups:
+            rows = mask.nonzero().squeeze(1)
+            if rows.numel() == 0:
+                continue
+            actions = torch.zeros(self.num_envs, 2, 4, device=self.device)
+            actions[rows] = fn(self.features[rows, 2:])
+            put(mask, policy_commands(view, 1, actions, max_thrust))
+        return target, thrust, boost, shield
+
+    def step(
+        self,
+        actions: torch.Tensor,
+        weights: RewardWeights,
+        learner: PolicyFn,
+        league: list[PolicyFn],
+        draw: Callable[[int], tuple[torch.Tensor, torch.Tensor]],
+    ) -> tuple[torch.Tensor, StepResult]:
+        """Play one turn; `actions` [B, 2, 4] for player 0. Returns the next features and the result."""
+        own = policy_commands(self.view, 0, actions, float(self.config.max_thrust))
+        theirs = self._opponent_commands(learner, league)
+        target = torch.cat((own[0], theirs[0]), 1)
+        thrust = torch.cat((own[1], theirs[1]), 1)
+        boost = torch.cat((own[2], theirs[2]), 1)
+        shield = torch.cat((own[3], theirs[3]), 1)
+        before = self._distance
+        played = self.opponent.clone()
+        done = self.env.step_commands(target, thrust, boost, shield).clone()
+        races = self.races
+        passes = races.passes.clone()
+        winner = races.episode_winner
+        outcome = torch.where(done & (winner == 0), 1, torch.where(done & (winner == 1), -1, 0))
+        turns = torch.where(done, races.episode_turns, 0)
+        after = RaceView.from_races(races)
+        gained = progress(before, after, passes, done)
+        contact = touching(after)
+        reward = team_rewards(weights, 0, gained, passes, contact, self.runners, outcome, done)
+        kinds, slots = draw(self.num_envs)
+        self.opponent = torch.where(done, kinds, self.opponent)
+        self.league_slot = torch.where(done, slots, self.league_slot)
+        next_features = self._observe()
+        result = StepResult(
+            reward=reward,
+            done=done,
+            outcome=outcome,
+            opponent=played,
+            turns=turns,
+            passes=passes[:, :2].sum(1),
+        )
+        return next_features, result

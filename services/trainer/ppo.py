@@ -1,0 +1,531 @@
+"""PPO self-play on the batched podracing engine, readable top to bottom.
+
+One iteration: play `num_steps` turns in `num_envs` races (both of player 0's pods are samples
+of the same policy), compute advantages with GAE, then `update_epochs` passes of clipped policy
+and value losses over shuffled minibatches. `Trainer` keeps the state between iterations (so a
+service can run it in chunks, stop it, change its config at an iteration boundary and resume it
+from a checkpoint file), and `Trainer.iterate` is the algorithm.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from services.trainer.curriculum import CurriculumArgs, Stage, draw_opponents, next_stage
+from services.trainer.env import PolicyFn, TrainingEnv
+from services.trainer.features import OBS_DIM
+from services.trainer.league import League, LeagueEntry
+from services.trainer.opponents import OpponentKind
+from services.trainer.policy import ACTION_DIM, Agent, DeepSets, NetShape, sample_action
+from services.trainer.rewards import RewardWeights
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Args:
+    """Everything a run is configured with (validated by `services.trainer.schemas` for the API)."""
+
+    seed: int = 1
+    """Seeds torch and the races."""
+    device: str = "auto"
+    """"auto" (CUDA when this machine has it, else the CPU), "cpu", "cuda" or "cuda:N"."""
+    total_steps: int = 10_000_000
+    """Budget in environment steps (race turns of all races); learning rate anneals over it."""
+    time_budget_s: float | None = None
+    """Budget in seconds of training (over all chunks and resumes); None: steps only."""
+    num_envs: int = 256
+    """Races played at once."""
+    num_steps: int = 128
+    """Turns per race per rollout: each iteration learns from num_envs x num_steps x 2 pods."""
+    learning_rate: float = 3e-4
+    anneal_lr: bool = True
+    """Decay the learning rate linearly to 0 at `total_steps`."""
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    num_minibatches: int = 8
+    update_epochs: int = 4
+    norm_adv: bool = True
+    """Normalise advantages per minibatch."""
+    clip_coef: float = 0.2
+    """Policy ratio clip (and value clip when `clip_vloss`)."""
+    clip_vloss: bool = True
+    ent_coef: float = 0.003
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    """Clipped separately for the actor and the critic, so value errors never shrink policy steps."""
+    target_kl: float | None = None
+    """Stop an iteration's epochs early beyond this approximate KL (None: never)."""
+    shape: NetShape = field(default_factory=NetShape)
+    rewards: RewardWeights = field(default_factory=RewardWeights)
+    curriculum: CurriculumArgs = field(default_factory=CurriculumArgs)
+    stage: Stage = Stage.SOLO
+    """The stage a run starts in (later changes move the run to that stage)."""
+    league_capacity: int = 20
+    league_protected: int = 5
+    league_snapshot_every: int = 10
+    """Iterations between two snapshots of the learner joining the league (self-play and league)."""
+    league_opponents: int = 4
+    """League members drawn per iteration to play the league's share of races."""
+
+
+MUTABLE_FIELDS = ("learning_rate", "ent_coef", "rewards", "stage")
+
+
+class DeviceUnavailable(RuntimeError):
+    """The run asks for a device this machine does not have (not worth retrying here)."""
+
+
+def resolve_device(name: str) -> torch.device:
+    """The torch device for a run's `device` setting on this machine."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError as exc:
+        raise DeviceUnavailable(f"unknown device {name!r}: use auto, cpu, cuda or cuda:N") from exc
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise DeviceUnavailable(f"device {name!r} requested but this machine has no CUDA GPU")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise DeviceUnavailable(
+                f"device {name!r} requested but this machine has {torch.cuda.device_count()} CUDA GPU(s)"
+            )
+    elif device.type != "cpu":
+        raise DeviceUnavailable(f"device {name!r} is not supported: use auto, cpu, cuda or cuda:N")
+    return device
+
+
+"""What may change while a run trains (applied at the next iteration boundary)."""
+
+
+def args_to_dict(args: Args) -> dict[str, Any]:
+    data = dataclasses.asdict(args)
+    data["stage"] = str(args.stage)
+    return data
+
+
+def args_from_dict(data: dict[str, Any]) -> Args:
+    """Args from a (validated) dict; missing keys take their defaults."""
+    values = dict(data)
+    nested = {"shape": NetShape, "rewards": RewardWeights, "curriculum": CurriculumArgs}
+    for key, kind in nested.items():
+        if key in values and isinstance(values[key], dict):
+            values[key] = kind(**values[key])
+    if "stage" in values:
+        values["stage"] = Stage(values["stage"])
+    return Args(**values)
+
+
+def compute_gae(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    dones: torch.Tensor,
+    next_value: torch.Tensor,
+    next_done: torch.Tensor,
+    gamma: float,
+    gae_lambda: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Generalised advantage estimation over a rollout of T steps.
+
+    rewards, values [T, ...]; dones [T, ...] (1 where the observation at t starts a new race);
+    next_value, next_done: after the last step. Returns (advantages, returns), both [T, ...]."""
+    steps = rewards.shape[0]
+    advantages = torch.zeros_like(rewards)
+    last = torch.zeros_like(next_value)
+    for t in reversed(range(steps)):
+        if t == steps - 1:
+            not_done, following = 1.0 - next_done, next_value
+        else:
+            not_done, following = 1.0 - dones[t + 1], values[t + 1]
+        delta = rewards[t] + gamma * following * not_done - values[t]
+        last = delta + gamma * gae_lambda * not_done * last
+        advantages[t] = last
+    return advantages, advantages + values
+
+
+def _grad_norm_clip(module: nn.Module, max_norm: float) -> None:
+    nn.utils.clip_grad_norm_(module.parameters(), max_norm)
+
+
+class Trainer:
+    """A training run's state: agent, optimiser, stage, league, counters; `iterate()` advances it."""
+
+    def __init__(self, args: Args) -> None:
+        self.args = args
+        self.device = resolve_device(args.device)
+        torch.manual_seed(args.seed)
+        self.agent = Agent(args.shape).to(self.device)
+        self.optimizer = torch.optim.Adam(self.agent.parameters(), lr=args.learning_rate, eps=1e-5)
+        self.iteration = 0
+        self.global_step = 0
+        self.stage = args.stage
+        self.league = League(args.league_capacity, args.league_protected)
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(args.seed + 7)
+        self.env = TrainingEnv(args.num_envs, self.device, seed=args.seed)
+        self._league_fns: list[PolicyFn] = []
+        self._league_drawn: list[LeagueEntry] = []
+        self._next_obs: torch.Tensor | None = None
+        self._next_done = torch.zeros(args.num_envs, device=self.device)
+        self.elapsed_s = 0.0
+        """Training wall time over all chunks and resumes."""
+
+    # ------------------------------------------------------------ config
+
+    @property
+    def finished(self) -> bool:
+        """The budget is spent: steps, or wall time when the run has a time budget."""
+        budget_s = self.args.time_budget_s
+        return self.global_step >= self.args.total_steps or (
+            budget_s is not None and self.elapsed_s >= budget_s
+        )
+
+    def apply_changes(self, changes: dict[str, Any]) -> None:
+        """Change learning rate, entropy coefficient, reward weights or stage; call between iterations."""
+        unknown = set(changes) - set(MUTABLE_FIELDS)
+        if unknown:
+            raise ValueError(f"cannot change {sorted(unknown)} while a run trains")
+        merged = args_to_dict(self.args) | changes
+        if isinstance(changes.get("rewards"), dict):
+            merged["rewards"] = dataclasses.asdict(self.args.rewards) | changes["rewards"]
+        new = args_from_dict(merged)
+        if new.stage != self.stage and "stage" in changes:
+            self._switch(new.stage, "by hand")
+        self.args = new
+
+    def _switch(self, stage: Stage, why: str) -> None:
+        log.info("iteration %d: stage %s -> %s (%s)", self.iteration, self.stage, stage, why)
+        self.stage = stage
+        self._next_obs = None  # restart the races with the new stage's opponents
+
+    def draw(self, count: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """`count` opponents (kinds, league slots) from the current stage's mix."""
+        return draw_opponents(self.stage, count, len(self._league_fns), self.generator, self.device)
+
+    def _actor_fn(self, weights: dict[str, torch.Tensor]) -> PolicyFn:
+        actor = DeepSets(ACTION_DIM, self.args.shape).to(self.device)
+        actor.load_state_dict(weights)
+        actor.eval()
+        log_std = self.agent.log_std_clamped().detach().clone()
+
+        @torch.no_grad()
+        def act(obs: torch.Tensor) -> torch.Tensor:
+            return sample_action(actor(obs), log_std, self.generator)
+
+        return act
+
+    # --------------------------------------------------------- iteration
+
+    def iterate(self) -> dict[str, Any]:
+        """One PPO iteration: rollout, GAE, update. Returns the iteration's metrics."""
+        args, agent, env = self.args, self.agent, self.env
+        started = time.perf_counter()
+        device = self.device
+        T, B = args.num_steps, args.num_envs
+
+        # League opponents for this iteration, drawn uniformly from the hall of fame.
+        self._league_drawn = self.league.sample(args.league_opponents, self.generator)
+        self._league_fns = [self._actor_fn(entry.actor) for entry in self._league_drawn]
+        if self._next_obs is None:
+            self._next_obs = env.reset(self.draw)
+            self._next_done = torch.zeros(B, device=device)
+
+        lr = args.learning_rate
+        if args.anneal_lr:
+            lr *= max(0.0, 1.0 - self.global_step / max(1, args.total_steps))
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+
+        # Rollout storage, preallocated on the device; per pod (2 per race).
+        obs = torch.zeros(T, B, 2, OBS_DIM, device=device)
+        actions = torch.zeros(T, B, 2, ACTION_DIM, device=device)
+        logprobs = torch.zeros(T, B, 2, device=device)
+        rewards = torch.zeros(T, B, 2, device=device)
+        dones = torch.zeros(T, B, device=device)
+        values = torch.zeros(T, B, 2, device=device)
+        tally = _Tally(device)
+
+        def learner(features: torch.Tensor) -> torch.Tensor:
+            return agent.sample(features)
+
+        next_obs, next_done = self._next_obs, self._next_done
+        rollout_started = time.perf_counter()
+        for step in range(T):
+            obs[step] = next_obs[:, :2]
+            dones[step] = next_done
+            with torch.no_grad():
+                action, logprob, _, value = agent.act(obs[step])
+            actions[step], logprobs[step], values[step] = action, logprob, value
+            next_obs, result = env.step(action, args.rewards, learner, self._league_fns, self.draw)
+            rewards[step] = result.reward
+            next_done = result.done.to(torch.float32)
+            tally.add(result, env.league_slot)
+        self._next_obs, self._next_done = next_obs, next_done
+        rollout_s = time.perf_counter() - rollout_started
+
+        # Advantages: every pod's own GAE; a race's end ends both of its pods' episodes.
+        with torch.no_grad():
+            next_value = agent.value(next_obs[:, :2])
+            advantages, returns = compute_gae(
+                rewards,
+                values,
+                dones[..., None].expand_as(rewards),
+                next_value,
+                next_done[:, None].expand_as(next_value),
+                args.gamma,
+                args.gae_lambda,
+            )
+
+        # Update: flatten (step, race, pod) into one batch and do minibatch epochs.
+        b_obs = obs.reshape(-1, OBS_DIM)
+        b_actions = actions.reshape(-1, ACTION_DIM)
+        b_logprobs, b_advantages = logprobs.reshape(-1), advantages.reshape(-1)
+        b_returns, b_values = returns.reshape(-1), values.reshape(-1)
+        batch = b_obs.shape[0]
+        minibatch = max(1, batch // args.num_minibatches)
+        clip_fracs: list[float] = []
+        pg_loss = v_loss = entropy_loss = approx_kl = old_approx_kl = torch.zeros((), device=device)
+        for _epoch in range(args.update_epochs):
+            order = torch.randperm(batch, device=device, generator=self.generator)
+            for start in range(0, batch, minibatch):
+                idx = order[start : start + minibatch]
+                _, new_logprob, entropy, new_value = agent.act(b_obs[idx], b_actions[idx])
+                log_ratio = new_logprob - b_logprobs[idx]
+                ratio = log_ratio.exp()
+                with torch.no_grad():
+                    old_approx_kl = (-log_ratio).mean()
+                    approx_kl = ((ratio - 1) - log_ratio).mean()
+                    clip_fracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                adv = b_advantages[idx]
+                if args.norm_adv:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                # Clipped policy loss.
+                pg_loss = torch.max(
+                    -adv * ratio, -adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+                ).mean()
+                # Value loss, clipped around the rollout's values.
+                if args.clip_vloss:
+                    unclipped = (new_value - b_returns[idx]) ** 2
+                    clipped_value = b_values[idx] + torch.clamp(
+                        new_value - b_values[idx], -args.clip_coef, args.clip_coef
+                    )
+                    v_loss = 0.5 * torch.max(unclipped, (clipped_value - b_returns[idx]) ** 2).mean()
+                else:
+                    v_loss = 0.5 * ((new_value - b_returns[idx]) ** 2).mean()
+                entropy_loss = entropy.mean()
+                loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
+                self.optimizer.zero_grad()
+                torch.autograd.backward(loss)
+                _grad_norm_clip(agent.actor, args.max_grad_norm)
+                _grad_norm_clip(agent.critic, args.max_grad_norm)
+                self.optimizer.step()
+            if args.target_kl is not None and approx_kl.item() > args.target_kl:
+                break
+
+        variance = b_returns.var()
+        explained = (
+            float("nan") if variance.item() == 0 else (1 - (b_returns - b_values).var() / variance).item()
+        )
+        self.iteration += 1
+        self.global_step += T * B
+        seconds = time.perf_counter() - started
+        self.elapsed_s += seconds
+        metrics: dict[str, Any] = {
+            "iteration": self.iteration,
+            "global_step": self.global_step,
+            "stage": str(self.stage),
+            "learning_rate": lr,
+            "ent_coef": args.ent_coef,
+            "reward_mean": rewards.mean().item(),
+            "policy_loss": pg_loss.item(),
+            "value_loss": v_loss.item(),
+            "entropy": entropy_loss.item(),
+            "approx_kl": approx_kl.item(),
+            "old_approx_kl": old_approx_kl.item(),
+            "clip_fraction": sum(clip_fracs) / max(1, len(clip_fracs)),
+            "explained_variance": explained,
+            "sps": round(T * B / seconds),
+            "rollout_sps": round(T * B / rollout_s),
+            "seconds": seconds,
+            "elapsed_s": self.elapsed_s,
+        } | tally.metrics(T * B)
+        self._rate_league(tally)
+        metrics["league_size"] = len(self.league)
+        self._snapshot()
+        following = next_stage(self.stage, metrics, len(self.league), args.curriculum)
+        if following is not None:
+            self._switch(following, "exit condition met")
+        metrics["next_stage"] = str(self.stage)
+        return metrics
+
+    def _rate_league(self, tally: _Tally) -> None:
+        for slot, entry in enumerate(self._league_drawn):
+            wins, losses, draws = tally.league_results(slot)
+            if wins + losses + draws:
+                self.league.record(entry, wins, losses, draws)
+
+    def _snapshot(self) -> None:
+        if self.stage not in (Stage.SELF_PLAY, Stage.LEAGUE):
+            return
+        if self.iteration % self.args.league_snapshot_every == 0:
+            self.league.add(f"it{self.iteration}", self.iteration, self.agent.actor.state_dict())
+
+    def run(
+        self,
+        *,
+        max_seconds: float | None = None,
+        max_iterations: int | None = None,
+        on_iteration: Callable[[dict[str, Any]], None] | None = None,
+        before_iteration: Callable[[], dict[str, Any] | None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Iterate until the budget, `max_seconds`, `max_iterations` or `should_stop()`.
+
+        `before_iteration` may return config changes, applied before the iteration starts."""
+        history: list[dict[str, Any]] = []
+        started = time.monotonic()
+        while not self.finished:
+            if max_iterations is not None and len(history) >= max_iterations:
+                break
+            if max_seconds is not None and history and time.monotonic() - started >= max_seconds:
+                break
+            if should_stop is not None and should_stop():
+                break
+            if before_iteration is not None:
+                changes = before_iteration()
+                if changes:
+                    self.apply_changes(changes)
+            metrics = self.iterate()
+            history.append(metrics)
+            if on_iteration is not None:
+                on_iteration(metrics)
+        return history
+
+    # -------------------------------------------------------- checkpoints
+
+    def save(self, path: Path) -> None:
+        """Write the whole state to `path` atomically (a crash never leaves half a checkpoint)."""
+        state = {
+            "format": CHECKPOINT_FORMAT,
+            "args": args_to_dict(self.args),
+            "agent": self.agent.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "iteration": self.iteration,
+            "global_step": self.global_step,
+            "stage": str(self.stage),
+            "league": self.league.state(),
+            "elapsed_s": self.elapsed_s,
+            "torch_rng": torch.get_rng_state(),
+            "generator": self.generator.get_state(),
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        torch.save(state, partial)
+        partial.replace(path)
+
+    @classmethod
+    def load(cls, path: Path, device: str | None = None, changes: dict[str, Any] | None = None) -> Trainer:
+        """A trainer from a checkpoint (races restart; everything else continues)."""
+        state = load_checkpoint(path)
+        data = dict(state["args"])
+        if device is not None:
+            data["device"] = device
+        trainer = cls(args_from_dict(data))
+        trainer.agent.load_state_dict(state["agent"])
+        trainer.optimizer.load_state_dict(state["optimizer"])
+        trainer.iteration = int(state["iteration"])
+        trainer.global_step = int(state["global_step"])
+        trainer.stage = Stage(state["stage"])
+        trainer.league = League.from_state(state["league"])
+        trainer.elapsed_s = float(state["elapsed_s"])
+        torch.set_rng_state(state["torch_rng"])
+        trainer.generator.set_state(
+            state["generator"].cpu() if trainer.device.type == "cpu" else state["generator"]
+        )
+        if changes:
+            trainer.apply_changes(changes)
+        return trainer
+
+
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """A checkpoint's contents (tensors on the CPU); raises ValueError for anything else."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise
+    except Exception as exc:
+        raise ValueError(f"{path} is not a training checkpoint: {exc}") from exc
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path} is not a training checkpoint (format {CHECKPOINT_FORMAT})")
+    return state
+
+
+class _Tally:
+    """Per-iteration counts of finished races, by opponent kind, and checkpoint passes."""
+
+    def __init__(self, device: torch.device) -> None:
+        kinds = len(OpponentKind)
+        self.wins = torch.zeros(kinds, dtype=torch.long, device=device)
+        self.losses = torch.zeros(kinds, dtype=torch.long, device=device)
+        self.races = torch.zeros(kinds, dtype=torch.long, device=device)
+        self.turns = torch.zeros((), dtype=torch.long, device=device)
+        self.passes = torch.zeros((), dtype=torch.long, device=device)
+        self.league_wins = torch.zeros(64, dtype=torch.long, device=device)
+        self.league_losses = torch.zeros(64, dtype=torch.long, device=device)
+        self.league_races = torch.zeros(64, dtype=torch.long, device=device)
+
+    def add(self, result: Any, league_slot: torch.Tensor) -> None:
+        done = result.done
+        kind = result.opponent
+        ones = done.long()
+        self.races.index_add_(0, kind, ones)
+        self.wins.index_add_(0, kind, (result.outcome > 0).long() & ones)
+        self.losses.index_add_(0, kind, (result.outcome < 0).long() & ones)
+        self.turns += result.turns.sum()
+        self.passes += result.passes.sum()
+        league = (kind == OpponentKind.LEAGUE) & done
+        slot = league_slot.clamp(max=63)
+        self.league_races.index_add_(0, slot, league.long())
+        self.league_wins.index_add_(0, slot, (league & (result.outcome > 0)).long())
+        self.league_losses.index_add_(0, slot, (league & (result.outcome < 0)).long())
+
+    def league_results(self, slot: int) -> tuple[int, int, int]:
+        wins, losses = int(self.league_wins[slot]), int(self.league_losses[slot])
+        return wins, losses, int(self.league_races[slot]) - wins - losses
+
+    def metrics(self, env_steps: int) -> dict[str, Any]:
+        races = self.races.tolist()
+        wins = self.wins.tolist()
+        total = sum(races)
+        out: dict[str, Any] = {
+            "episodes": total,
+            "episode_length": (int(self.turns) / total) if total else None,
+            "win_rate": (sum(wins) / total) if total else None,
+            "checkpoints_per_100_turns": 100.0 * int(self.passes) / env_steps,
+        }
+        for kind in OpponentKind:
+            name = kind.name.lower()
+            out[f"win_rate_{name}"] = wins[kind] / races[kind] if races[kind] else None
+            out[f"episodes_{name}"] = races[kind]
+        return out
+
+
+def default_checkpoint_name(iteration: int) -> str:
+    return f"ckpt-{iteration:06d}.pt"
+
+
+def is_finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)

@@ -1,0 +1,83 @@
+"""The trainer learns: a tiny CPU budget clearly beats the untrained policy; config changes and
+checkpoints behave as the service relies on."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from services.trainer.curriculum import Stage
+from services.trainer.measure import measure
+from services.trainer.ppo import Args, Trainer
+
+TINY = {"num_envs": 64, "num_steps": 32, "num_minibatches": 4, "device": "cpu"}
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> Iterator[None]:
+    """One torch thread: on a busy 2-core machine more threads only wait for each other."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_a_tiny_budget_clearly_beats_the_untrained_policy() -> None:
+    args = Args(seed=3, total_steps=10**7, num_envs=256, num_steps=16, learning_rate=1e-3, device="cpu")
+    trainer = Trainer(args)
+    before = measure(trainer.agent.actor, num_races=32, turns=200)
+    trainer.run(max_iterations=40)
+    after = measure(trainer.agent.actor, num_races=32, turns=200)
+    # An untrained policy barely reaches a checkpoint; a trained one races.
+    assert after.checkpoints_per_100_turns > max(2.0, 2.0 * before.checkpoints_per_100_turns), (before, after)
+
+
+def test_config_changes_apply_at_the_next_iteration_boundary() -> None:
+    trainer = Trainer(Args(seed=1, total_steps=10**7, anneal_lr=False, **TINY))  # type: ignore[arg-type]
+    seen: list[dict[str, Any]] = []
+    asked = {"learning_rate": 1e-4, "ent_coef": 0.02, "rewards": {"checkpoint": 2.0}}
+
+    def before_iteration() -> dict[str, Any] | None:
+        return asked if len(seen) == 2 else None
+
+    trainer.run(max_iterations=4, on_iteration=seen.append, before_iteration=before_iteration)
+    assert [m["learning_rate"] for m in seen] == [pytest.approx(3e-4)] * 2 + [pytest.approx(1e-4)] * 2
+    assert [m["ent_coef"] for m in seen] == [0.003, 0.003, 0.02, 0.02]
+    assert trainer.args.rewards.checkpoint == 2.0
+    assert trainer.args.rewards.win == Args().rewards.win, "a partial reward change keeps the other weights"
+    with pytest.raises(ValueError, match="num_envs"):
+        trainer.apply_changes({"num_envs": 8})
+
+
+def test_a_stage_change_by_hand_and_a_checkpoint_round_trip(tmp_path: Path) -> None:
+    trainer = Trainer(Args(seed=2, total_steps=10**7, **TINY))  # type: ignore[arg-type]
+    trainer.run(max_iterations=1)
+    trainer.apply_changes({"stage": "self_play"})
+    metrics = trainer.run(max_iterations=1)[0]
+    assert metrics["stage"] == Stage.SELF_PLAY
+    assert (
+        metrics["episodes_self"] + metrics["episodes_runner"] + metrics["episodes_blocker"]
+        == metrics["episodes"]
+    )
+    trainer.league.add("it2", 2, trainer.agent.actor.state_dict())
+    path = tmp_path / "ckpt.pt"
+    trainer.save(path)
+    loaded = Trainer.load(path)
+    assert (loaded.iteration, loaded.global_step, loaded.stage) == (2, trainer.global_step, Stage.SELF_PLAY)
+    assert len(loaded.league) == 1
+    for key, value in trainer.agent.state_dict().items():
+        assert torch.equal(loaded.agent.state_dict()[key], value), key
+    assert loaded.run(max_iterations=1)[0]["iteration"] == 3
+
+
+def test_a_missing_device_is_refused_with_a_clear_error() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    from services.trainer.ppo import DeviceUnavailable
+
+    with pytest.raises(DeviceUnavailable, match="no CUDA"):
+        Trainer(Args(device="cuda", **{k: v for k, v in TINY.items() if k != "device"}))  # type: ignore[arg-type]
