@@ -50,7 +50,7 @@ OPPONENT_MIX: dict[Stage, dict[OpponentKind, float]] = {
 class CurriculumArgs:
     auto: bool = True
     """Advance stages when their exit condition holds."""
-    solo_exit_rate: float = 10.0
+    solo_exit_rate: float = 8.0
     """Checkpoints passed by both pods per 100 race turns that end the solo stage."""
     runner_exit_win_rate: float = 0.85
     """Win rate against the scripted runner that ends the runner stage."""
