@@ -1,4 +1,4 @@
-"""`arena`: play matches locally, watch replays, and manage bots on an Arena server.
+"""`arena`: play matches locally, watch replays, train and evaluate bots, and manage bots on a server.
 
 Every command reports a problem as one line on stderr (`arena: ...`) and exits non-zero; run with
 --verbose to see the logs and a traceback of an unexpected failure.
@@ -14,7 +14,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from services.cli import commands
+from services.cli import commands, train_commands
 from services.cli.api_client import DEFAULT_URL
 from services.cli.bot_specs import BOT_FORMS, SANDBOX_CHOICES
 from services.cli.errors import CliError
@@ -128,6 +128,117 @@ def _add_view(add: AddParser) -> None:
     view.set_defaults(handler=commands.view)
 
 
+def _add_train(add: AddParser) -> None:
+    train = add(
+        "train",
+        help="train a podracing policy on this machine (needs PyTorch)",
+        description=_para(
+            "Train a podracing policy with PPO on this machine (no server), printing one line per "
+            "iteration and saving checkpoints. Ctrl+C stops after the current iteration and saves; "
+            "a second Ctrl+C stops at once (and saves too)."
+        ),
+        epilog="examples:\n"
+        "  arena train podracing --seconds 600\n"
+        "  arena train podracing --steps 2000000 --device cuda --out runs/first\n"
+        "  arena train podracing --resume runs/first/latest.pt --seconds 600\n"
+        '  arena train podracing --config \'{"learning_rate": 0.001, "num_steps": 64}\'',
+        formatter_class=_formatter,
+    )
+    train.add_argument("game", metavar="GAME", help="podracing (the only trainable game)")
+    train.add_argument("--steps", type=int, help="budget in race turns of all races (default: 10,000,000)")
+    train.add_argument("--seconds", type=float, help="stop after this many seconds of this run")
+    train.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        help="where to train (default: auto, CUDA when available)",
+    )
+    train.add_argument(
+        "--out",
+        metavar="DIR",
+        help="checkpoint folder (default: training/<timestamp>/, or the resumed one's)",
+    )
+    train.add_argument("--seed", type=int, help="seeds torch and the tracks (default: 1)")
+    train.add_argument("--num-envs", type=int, help="races played at once (default: 256)")
+    train.add_argument("--resume", metavar="CKPT", help="continue the run of this checkpoint")
+    train.add_argument(
+        "--threads", type=int, help="CPU threads torch may use (default: torch's own choice, every core)"
+    )
+    train.add_argument(
+        "--config",
+        metavar="JSON",
+        help="training settings (services/trainer/ppo.Args) as a JSON object; when resuming only "
+        "learning_rate, ent_coef, rewards and stage",
+    )
+    train.add_argument(
+        "--save-every",
+        type=int,
+        default=10,
+        metavar="K",
+        help="save every K iterations (default: %(default)s)",
+    )
+    train.set_defaults(handler=train_commands.train)
+
+
+def _add_export(add: AddParser) -> None:
+    export = add(
+        "export",
+        help="turn a training checkpoint into a one-file bot (needs PyTorch)",
+        description=_para(
+            "Write the checkpoint's policy as one standard-library Python file: a hosted bot "
+            "(decide(observation), for arena play, arena eval or upload) or, with --codingame, an "
+            "unchanged CodinGame script."
+        ),
+        epilog="examples:\n"
+        "  arena export training/20260101-120000/latest.pt --out bot.py\n"
+        "  arena export runs/first/ckpt-000200.pt --out cg_bot.py --codingame",
+        formatter_class=_formatter,
+    )
+    export.add_argument("checkpoint", metavar="CKPT", help="a checkpoint written by arena train")
+    export.add_argument("--out", required=True, metavar="FILE", help="the bot file to write")
+    export.add_argument("--codingame", action="store_true", help="a CodinGame script instead of a hosted bot")
+    export.set_defaults(handler=train_commands.export)
+
+
+def _add_eval(add: AddParser) -> None:
+    evaluate = add(
+        "eval",
+        help="measure a podracing bot's win rate against another bot",
+        description=_para(
+            "Play many podracing races on this machine, the bot's seat swapped every other race "
+            "(each track raced from both seats), and print its win rate with a 95% interval."
+        ),
+        epilog=f"BOT is {BOT_FORMS}.\n\n"
+        "examples:\n"
+        "  arena eval bot.py --against builtin:runner --races 200\n"
+        "  arena eval codingame:cg_bot.py --against builtin:blocker --races 50 --jobs 2",
+        formatter_class=_formatter,
+    )
+    evaluate.add_argument("bot", metavar="BOT", help="the bot to measure")
+    evaluate.add_argument(
+        "--against", default="builtin:runner", metavar="BOT", help="the opponent (default: %(default)s)"
+    )
+    evaluate.add_argument("--races", type=int, default=200, help="races to play (default: %(default)s)")
+    evaluate.add_argument(
+        "--seed", type=int, default=0, help="race i is on the track of seed + i // 2 (default: 0)"
+    )
+    evaluate.add_argument(
+        "--config", metavar="JSON", help="game config as a JSON object, e.g. '{\"laps\": 1}'"
+    )
+    evaluate.add_argument(
+        "--jobs", type=int, default=1, help="processes playing races (default: %(default)s)"
+    )
+    evaluate.add_argument(
+        "--sandbox",
+        choices=SANDBOX_CHOICES,
+        default="auto",
+        help="how Python files and CodinGame scripts run",
+    )
+    evaluate.add_argument("--secret", action="append", default=[], help="HTTP bots' signing secret")
+    evaluate.add_argument("--turn-timeout-ms", type=int, help="time a bot has per turn (default: 1000)")
+    evaluate.add_argument("--json", action="store_true", help="print the result as JSON")
+    evaluate.set_defaults(handler=train_commands.evaluate)
+
+
 def _add_bots(add: AddParser, server: OneLineParser) -> None:
     bots = add("bots", help="register, upload and list your bots on a server", formatter_class=_formatter)
     bots_sub = bots.add_subparsers(
@@ -226,8 +337,8 @@ def build_parser() -> OneLineParser:
     parser = OneLineParser(
         prog="arena",
         description=_para(
-            "Arena for bot authors: play matches on your machine, watch replays, and manage "
-            "your bots on an Arena server."
+            "Arena for bot authors: play matches on your machine, watch replays, train and "
+            "measure podracing policies, and manage your bots on an Arena server."
         ),
         epilog="docs/cli.md has every command with an example.",
         formatter_class=_formatter,
@@ -237,6 +348,9 @@ def build_parser() -> OneLineParser:
     server = _server_options()
     _add_play(sub.add_parser)
     _add_view(sub.add_parser)
+    _add_train(sub.add_parser)
+    _add_export(sub.add_parser)
+    _add_eval(sub.add_parser)
     _add_bots(sub.add_parser, server)
     _add_challenge(sub.add_parser, server)
     _add_leaderboard(sub.add_parser, server)

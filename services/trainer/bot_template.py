@@ -1,0 +1,305 @@
+"""A podracing bot exported from an Arena training checkpoint: one file, standard library only.
+
+It computes the policy's inputs from the observation exactly as training does
+(services/trainer/features.py, mirrored line for line below), runs the DeepSets network (int8
+weights with one scale per output row, dequantised once on the first turn) and plays the
+deterministic action: the rotation and thrust means, SHIELD or BOOST when their logits are
+positive (SHIELD wins). Each pod aims AIM_DISTANCE units away along its heading plus the rotation.
+
+State: each player's runner pod (role hysteresis), kept per player id and reset on turn 0.
+The CodinGame version also tracks what CodinGame does not show: checkpoint passes of every pod
+(from next-checkpoint changes), and its own pods' boost and shield cooldown (from its orders).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+# >>> parameters: written by services/trainer/export.py
+SOURCE = "the untrained template"
+"""Where the weights come from."""
+SHAPE = (32, 16, 64)
+"""Widths: encoder hidden layer, embedding, head hidden layers (policy.NetShape)."""
+WEIGHTS = ""
+"""int8 weights of every layer, row by row: 3 bytes in 2 characters of 12 bits from CODE_BASE."""
+SCALES: tuple[float, ...] = ()
+"""One scale per output row of every layer (weight = int8 x scale)."""
+BIASES: tuple[float, ...] = ()
+# <<< parameters
+
+CODE_BASE = 0x4E00
+SELF_DIM = 14
+ENTITY_DIM = 14
+ACTION_DIM = 4
+POS_SCALE = 1.0 / 10000.0
+VEL_SCALE = 1.0 / 1000.0
+PASS_SCALE = 0.25
+MAX_ROTATION = 18.0 * math.pi / 180.0
+AIM_DISTANCE = 10000.0
+OTHERS = ((1, 2, 3), (0, 2, 3), (3, 0, 1), (2, 0, 1))
+"""For each pod: its teammate first, then the two opponents (own pods are 0 and 1)."""
+
+Layer = tuple[list[list[float]], list[float]]
+_NETWORK: list[Layer] = []
+"""Encoder layers 0-1, head layers 2-4; filled on the first turn."""
+_RUNNERS: dict[int, list[int]] = {}
+"""Per player id: the runner pod (0 or 1) of each side, own side first."""
+
+
+def _unpack(text: str, count: int) -> list[int]:
+    """The first `count` signed bytes of the packed text."""
+    data: list[int] = []
+    for index in range(0, len(text) - 1, 2):
+        value = (ord(text[index]) - CODE_BASE) << 12 | (ord(text[index + 1]) - CODE_BASE)
+        data += (value >> 16, (value >> 8) & 255, value & 255)
+    return [byte - 256 if byte > 127 else byte for byte in data[:count]]
+
+
+def _network() -> list[Layer]:
+    if not _NETWORK:
+        encoder_hidden, embedding, hidden = SHAPE
+        sizes = [
+            (ENTITY_DIM, encoder_hidden),
+            (encoder_hidden, embedding),
+            (SELF_DIM + embedding, hidden),
+            (hidden, hidden),
+            (hidden, ACTION_DIM),
+        ]
+        weights = _unpack(WEIGHTS, sum(inputs * outputs for inputs, outputs in sizes))
+        start = row = 0
+        for inputs, outputs in sizes:
+            rows = []
+            for _ in range(outputs):
+                scale = SCALES[row]
+                rows.append([value * scale for value in weights[start : start + inputs]])
+                start += inputs
+                row += 1
+            _NETWORK.append((rows, list(BIASES[row - outputs : row])))
+    return _NETWORK
+
+
+def _dense(layer: Layer, inputs: list[float], relu: bool) -> list[float]:
+    rows, biases = layer
+    out = [sum(map(operator.mul, weights, inputs)) + bias for weights, bias in zip(rows, biases, strict=True)]
+    return [value if value > 0.0 else 0.0 for value in out] if relu else out
+
+
+def _policy(own: list[float], entities: list[list[float]]) -> list[float]:
+    """The actor's outputs: rotation mean, thrust mean, SHIELD logit, BOOST logit."""
+    network = _network()
+    context: list[float] = []
+    for entity in entities:
+        embedded = _dense(network[1], _dense(network[0], entity, True), False)
+        context = embedded if not context else [max(a, b) for a, b in zip(context, embedded, strict=True)]
+    hidden = _dense(network[2], own + context, True)
+    return _dense(network[4], _dense(network[3], hidden, True), False)
+
+
+def _update_runners(key: int, passed: list[int], dist: list[float], first: bool) -> list[int]:
+    """features.update_runners: on the first turn the pod ahead (more passes, then nearer its next
+    checkpoint); later the other pod takes over only once it has passed more checkpoints."""
+    runners = _RUNNERS.get(key)
+    if first or runners is None:
+        runners = []
+        for a in (0, 2):
+            b = a + 1
+            runners.append(
+                1 if passed[b] > passed[a] or (passed[b] == passed[a] and dist[b] < dist[a]) else 0
+            )
+    else:
+        for side in (0, 1):
+            current = passed[2 * side + runners[side]]
+            other = passed[2 * side + 1 - runners[side]]
+            if other > current:
+                runners[side] = 1 - runners[side]
+    _RUNNERS[key] = runners
+    return runners
+
+
+def _pod_commands(observation: dict[str, Any]) -> list[dict[str, Any]]:
+    pods = [*observation["pods"], *observation["opponents"]]
+    checkpoints = observation["checkpoints"]
+    count = int(observation["checkpoint_count"])
+    total = float(count * int(observation["laps"]) + 1)
+    first = observation["turn"] == 0
+    x = [float(p["x"]) for p in pods]
+    y = [float(p["y"]) for p in pods]
+    vx = [float(p["vx"]) for p in pods]
+    vy = [float(p["vy"]) for p in pods]
+    passed = [int(p["checkpoints_passed"]) for p in pods]
+    cx: list[float] = []
+    cy: list[float] = []
+    fx: list[float] = []
+    fy: list[float] = []
+    heading: list[float] = []
+    for i, pod in enumerate(pods):
+        nxt = int(pod["next_checkpoint"])
+        following = nxt + 1 if nxt + 1 < count else 0
+        cx.append(float(checkpoints[nxt][0]))
+        cy.append(float(checkpoints[nxt][1]))
+        fx.append(float(checkpoints[following][0]))
+        fy.append(float(checkpoints[following][1]))
+        if first:
+            heading.append(math.atan2(cy[i] - y[i], cx[i] - x[i]))
+        else:
+            heading.append(max(float(pod["angle"]), 0.0) * (math.pi / 180.0))
+    dist = [(cx[i] - x[i]) ** 2 + (cy[i] - y[i]) ** 2 for i in range(4)]
+    runners = _update_runners(int(observation.get("player", 0)), passed, dist, first)
+    is_runner = [1.0 if runners[i // 2] == i % 2 else 0.0 for i in range(4)]
+    max_thrust = float(observation["max_thrust"])
+    commands = []
+    for p in (0, 1):
+        pod = pods[p]
+        cos, sin = math.cos(heading[p]), math.sin(heading[p])
+        dx, dy = cx[p] - x[p], cy[p] - y[p]
+        ax, ay = dx * POS_SCALE, dy * POS_SCALE
+        bx, by = (fx[p] - cx[p]) * POS_SCALE, (fy[p] - cy[p]) * POS_SCALE
+        ux, uy = vx[p] * VEL_SCALE, vy[p] * VEL_SCALE
+        own = [
+            ax * cos + ay * sin,
+            ay * cos - ax * sin,
+            math.sqrt(dx * dx + dy * dy) * POS_SCALE,
+            bx * cos + by * sin,
+            by * cos - bx * sin,
+            ux * cos + uy * sin,
+            uy * cos - ux * sin,
+            float(pod["shield_cooldown"]) / 3.0,
+            1.0 if pod["boost_available"] else 0.0,
+            is_runner[p],
+            passed[p] / total,
+            1.0 if first else 0.0,
+            1.0 if passed[p] == total - 1.0 else 0.0,
+            1.0 if passed[p] == total - 2.0 else 0.0,
+        ]
+        entities = []
+        for k, o in enumerate(OTHERS[p]):
+            rx, ry = x[o] - x[p], y[o] - y[p]
+            ax, ay = rx * POS_SCALE, ry * POS_SCALE
+            wx, wy = (vx[o] - vx[p]) * VEL_SCALE, (vy[o] - vy[p]) * VEL_SCALE
+            ux, uy = vx[o] * VEL_SCALE, vy[o] * VEL_SCALE
+            bx, by = (cx[o] - x[o]) * POS_SCALE, (cy[o] - y[o]) * POS_SCALE
+            relative = heading[o] - heading[p]
+            ahead = (passed[o] - passed[p]) * PASS_SCALE
+            entities.append(
+                [
+                    ax * cos + ay * sin,
+                    ay * cos - ax * sin,
+                    math.sqrt(rx * rx + ry * ry) * POS_SCALE,
+                    wx * cos + wy * sin,
+                    wy * cos - wx * sin,
+                    ux * cos + uy * sin,
+                    uy * cos - ux * sin,
+                    math.cos(relative),
+                    math.sin(relative),
+                    bx * cos + by * sin,
+                    by * cos - bx * sin,
+                    min(max(ahead, -2.0), 2.0),
+                    1.0 if k == 0 else 0.0,
+                    is_runner[o],
+                ]
+            )
+        out = _policy(own, entities)
+        direction = heading[p] + min(max(out[0], -1.0), 1.0) * MAX_ROTATION
+        thrust: int | str = math.floor((min(max(out[1], -1.0), 1.0) + 1.0) * 0.5 * max_thrust + 0.5)
+        if out[2] > 0.0:
+            thrust = "SHIELD"
+        elif out[3] > 0.0:
+            thrust = "BOOST"
+        commands.append(
+            {
+                "x": math.floor(x[p] + math.cos(direction) * AIM_DISTANCE + 0.5),
+                "y": math.floor(y[p] + math.sin(direction) * AIM_DISTANCE + 0.5),
+                "thrust": thrust,
+            }
+        )
+    return commands
+
+
+def decide(observation: dict[str, Any]) -> dict[str, Any]:
+    """The policy's deterministic action for this turn."""
+    return {"pods": _pod_commands(observation)}
+
+
+# >>> codingame: only in the CodinGame export (a decide bot may not read input())
+class CodinGameTracker:
+    """Rebuilds the JSON observation from CodinGame's lines: counts each pod's passes from its
+    next-checkpoint changes, and its own pods' boost and shield cooldown from the orders it gave
+    (opponents' boost and shield are not shown on CodinGame and are not policy inputs)."""
+
+    def __init__(self, laps: int, checkpoints: list[list[int]], max_thrust: int = 100) -> None:
+        self.laps = laps
+        self.checkpoints = checkpoints
+        self.max_thrust = max_thrust
+        self.turn = 0
+        self.next_checkpoint = [1, 1, 1, 1]
+        self.passed = [1, 1, 1, 1]
+        self.boost = [True, True]
+        self.cooldown = [0, 0]
+
+    def observe(self, lines: list[str]) -> dict[str, Any]:
+        """The observation of this turn from its 4 pod lines (own pods first)."""
+        pods = []
+        count = len(self.checkpoints)
+        for index, line in enumerate(lines):
+            x, y, vx, vy, angle, nxt = (int(value) for value in line.split())
+            self.passed[index] += (nxt - self.next_checkpoint[index]) % count
+            self.next_checkpoint[index] = nxt
+            own = index < 2
+            pods.append(
+                {
+                    "x": x,
+                    "y": y,
+                    "vx": vx,
+                    "vy": vy,
+                    "angle": angle,
+                    "next_checkpoint": nxt,
+                    "checkpoints_passed": self.passed[index],
+                    "boost_available": self.boost[index] if own else True,
+                    "shield_cooldown": self.cooldown[index] if own else 0,
+                }
+            )
+        return {
+            "turn": self.turn,
+            "player": 0,
+            "laps": self.laps,
+            "checkpoint_count": count,
+            "checkpoints": self.checkpoints,
+            "max_thrust": self.max_thrust,
+            "pods": pods[:2],
+            "opponents": pods[2:],
+        }
+
+    def played(self, action: dict[str, Any]) -> None:
+        """Apply the engine's rules for this turn's orders to the own pods' boost and cooldown."""
+        for index, pod in enumerate(action["pods"]):
+            if pod["thrust"] == "SHIELD":
+                self.cooldown[index] = 3
+            elif self.cooldown[index] > 0:
+                self.cooldown[index] -= 1
+            elif pod["thrust"] == "BOOST":
+                self.boost[index] = False
+        self.turn += 1
+
+
+def play_codingame() -> None:
+    """CodinGame's loop: the track once, then 4 pod lines in and 2 orders out per turn."""
+    laps = int(input())
+    count = int(input())
+    checkpoints = [[int(value) for value in input().split()] for _ in range(count)]
+    tracker = CodinGameTracker(laps, checkpoints)
+    while True:
+        try:
+            lines = [input() for _ in range(4)]
+        except EOFError:
+            return
+        action = decide(tracker.observe(lines))
+        for pod in action["pods"]:
+            print(f"{pod['x']} {pod['y']} {pod['thrust']}", flush=True)
+        tracker.played(action)
+
+
+if __name__ == "__main__":
+    play_codingame()
+# <<< codingame

@@ -1,0 +1,188 @@
+"""Export a policy to one standard-library Python file: a hosted `decide` bot or a CodinGame script.
+
+The file is `bot_template.py` with its parameter block replaced by the checkpoint's actor: every
+Linear layer's weights quantised to int8 with one scale per output row (biases and scales kept as
+float32 decimals), the int8 bytes packed 3 to 2 characters (12 bits per character from U+4E00,
+a block of ordinary CJK ideographs: denser than base85 and decodable without base64, which the
+hosted-bot gate does not allow). The CodinGame export keeps the template's CodinGame section (the
+input() loop and its tracking); the hosted export drops it, as the gate refuses input() there.
+
+`export_agent` works in memory (the training service calls it at every checkpoint: a few ms);
+`export_checkpoint` reads a checkpoint file first.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from torch import nn
+
+from services.trainer.features import ENTITY_DIM, SELF_DIM
+from services.trainer.policy import ACTION_DIM, Agent, DeepSets, NetShape
+
+Contract = Literal["hosted", "codingame"]
+CONTRACTS: tuple[Contract, ...] = ("hosted", "codingame")
+MAX_CHARS = 100_000
+"""The platform's limit on a hosted bot's source (and CodinGame's on a submission)."""
+CODE_BASE = 0x4E00
+"""First of the 4096 code points that carry 12 bits each (U+4E00..U+5DFF, CJK ideographs)."""
+LAYERS = ("encoder.0", "encoder.2", "head.0", "head.2", "head.4")
+"""The actor's Linear layers, in the order the template reads them."""
+TEMPLATE = Path(__file__).with_name("bot_template.py")
+PARAMETERS = re.compile(r"# >>> parameters.*?# <<< parameters\n", re.DOTALL)
+CODINGAME = re.compile(r"\n*# >>> codingame.*?# <<< codingame\n", re.DOTALL)
+LINE_CHARS = 100
+
+
+class ExportError(ValueError):
+    """The weights cannot be exported: wrong layers or shapes, or a file over the size limit."""
+
+
+@functools.cache
+def _template() -> str:
+    return TEMPLATE.read_text(encoding="utf-8")
+
+
+def _actor_state(agent_or_actor_state: nn.Module | Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The actor's state dict from an Agent, a DeepSets actor, or either one's state dict."""
+    if isinstance(agent_or_actor_state, Agent):
+        agent_or_actor_state = agent_or_actor_state.actor
+    if isinstance(agent_or_actor_state, nn.Module):
+        state = dict(agent_or_actor_state.state_dict())
+    else:
+        state = dict(agent_or_actor_state)
+    if any(key.startswith("actor.") for key in state):
+        state = {
+            key.removeprefix("actor."): value for key, value in state.items() if key.startswith("actor.")
+        }
+    return {key: value.detach().to("cpu", torch.float32) for key, value in state.items()}
+
+
+def _layer_shapes(shape: NetShape) -> list[tuple[int, int]]:
+    """(outputs, inputs) of each Linear layer in LAYERS."""
+    return [
+        (shape.encoder_hidden, ENTITY_DIM),
+        (shape.embedding, shape.encoder_hidden),
+        (shape.hidden, SELF_DIM + shape.embedding),
+        (shape.hidden, shape.hidden),
+        (ACTION_DIM, shape.hidden),
+    ]
+
+
+def quantize(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """int8 values and one scale per output row, so that weight ~= values x scale[:, None]."""
+    scale = weight.abs().amax(dim=1) / 127.0
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    values = torch.round(weight / scale[:, None]).clamp(-127, 127).to(torch.int8)
+    return values, scale
+
+
+def pack(data: torch.Tensor) -> str:
+    """Signed bytes as text, 3 bytes in 2 characters (the template's `_unpack` reads it back)."""
+    raw = data.flatten().to(torch.int64) & 255
+    raw = torch.cat((raw, raw.new_zeros((-raw.numel()) % 3))).reshape(-1, 3)
+    value = raw[:, 0] << 16 | raw[:, 1] << 8 | raw[:, 2]
+    codes = torch.stack((value >> 12, value & 4095), dim=1).flatten() + CODE_BASE
+    return "".join(map(chr, codes.tolist()))
+
+
+def _wrapped(name: str, items: list[str], separator: str, quote: bool) -> str:
+    """`name = (...)` over lines of about LINE_CHARS characters."""
+    lines: list[str] = []
+    line = ""
+    for item in items:
+        if line and len(line) + len(item) > LINE_CHARS:
+            lines.append(line)
+            line = ""
+        line += item + separator
+    if line:
+        lines.append(line)
+    body = "\n".join(f'    "{text}"' if quote else f"    {text.rstrip()}" for text in lines)
+    return f"{name} = (\n{body}\n)\n"
+
+
+def _float_text(values: torch.Tensor) -> list[str]:
+    return [f"{value:.8g}" for value in values.tolist()]
+
+
+def parameter_block(state: Mapping[str, torch.Tensor], shape: NetShape, source: str) -> str:
+    """The template's parameter block for these actor weights."""
+    packed: list[torch.Tensor] = []
+    scales: list[torch.Tensor] = []
+    biases: list[torch.Tensor] = []
+    for layer, expected in zip(LAYERS, _layer_shapes(shape), strict=True):
+        weight, bias = state.get(f"{layer}.weight"), state.get(f"{layer}.bias")
+        if weight is None or bias is None:
+            raise ExportError(f"the actor has no layer {layer!r}: is this a podracing policy?")
+        if tuple(weight.shape) != expected or tuple(bias.shape) != expected[:1]:
+            raise ExportError(
+                f"layer {layer} is {tuple(weight.shape)}, but the network shape {shape} needs {expected}"
+            )
+        values, scale = quantize(weight)
+        packed.append(values.flatten())
+        scales.append(scale)
+        biases.append(bias)
+    weights = pack(torch.cat(packed))
+    chunks = [weights[i : i + LINE_CHARS] for i in range(0, len(weights), LINE_CHARS)]
+    widths = (shape.encoder_hidden, shape.embedding, shape.hidden)
+    return (
+        "# >>> parameters: written by services/trainer/export.py\n"
+        f"SOURCE = {source!r}\n"
+        f"SHAPE = {widths!r}\n"
+        + _wrapped("WEIGHTS", chunks, "", quote=True)
+        + _wrapped("SCALES", _float_text(torch.cat(scales)), ", ", quote=False)
+        + _wrapped("BIASES", _float_text(torch.cat(biases)), ", ", quote=False)
+        + "# <<< parameters\n"
+    )
+
+
+def export_agent(
+    agent_or_actor_state: nn.Module | Mapping[str, torch.Tensor],
+    shape: NetShape,
+    contract: Contract = "hosted",
+    source: str = "an Arena training run",
+) -> str:
+    """The bot's source for an Agent / DeepSets actor or its state dict (Agent or actor keys)."""
+    if contract not in CONTRACTS:
+        raise ExportError(f"unknown contract {contract!r}; expected one of {', '.join(CONTRACTS)}")
+    if isinstance(agent_or_actor_state, nn.Module) and not isinstance(agent_or_actor_state, Agent | DeepSets):
+        raise ExportError(
+            f"cannot export a {type(agent_or_actor_state).__name__}: give an Agent or its actor"
+        )
+    with torch.no_grad():
+        block = parameter_block(_actor_state(agent_or_actor_state), shape, source)
+    text = PARAMETERS.sub(lambda _: block, _template(), count=1)
+    if contract == "hosted":
+        text = CODINGAME.sub("\n", text, count=1)
+    if len(text) > MAX_CHARS:
+        raise ExportError(
+            f"the exported bot has {len(text)} characters, over the limit of {MAX_CHARS}: "
+            f"the network {shape} is too large to export"
+        )
+    return text
+
+
+def export_checkpoint(path: Path, contract: Contract = "hosted") -> str:
+    """The bot's source for a training checkpoint file (FileNotFoundError, or ValueError if it is
+    not a checkpoint, ExportError if its policy cannot be exported)."""
+    from services.trainer.ppo import args_from_dict, load_checkpoint
+
+    state = load_checkpoint(path)
+    try:
+        args = args_from_dict(dict(state["args"]))
+        agent = state["agent"]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ExportError(f"{path} holds no usable training arguments or agent: {exc}") from exc
+    return export_agent(agent, args.shape, contract, source=_describe(path, state))
+
+
+def _describe(path: Path, state: dict[str, Any]) -> str:
+    iteration, steps = state.get("iteration"), state.get("global_step")
+    if isinstance(iteration, int) and isinstance(steps, int):
+        return f"{path.name}: iteration {iteration}, {steps:,} steps, stage {state.get('stage')}"
+    return path.name
