@@ -52,6 +52,9 @@ format: install ## fix what ruff can fix and format the code
 
 bench: install ## benchmarks: print figures and ratios against baselines measured in the same run
 	$(PY) -m scripts.bench_podracing
+	$(PY) -m scripts.bench_search
+	$(PY) -m scripts.bench_export
+	$(PY) -m scripts.bench_trainer
 	$(PY) -m scripts.bench_torch_kernels
 	$(PY) -m scripts.bench_battle
 	$(PY) -m scripts.bench_battle_config

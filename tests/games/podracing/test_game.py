@@ -28,7 +28,7 @@ def _match(seed: int = 3, **config: object) -> PodracingMatch:
 def test_registry_and_schemas() -> None:
     game = get_game("podracing")
     assert isinstance(game, PodracingGame)
-    assert set(game.builtin_bots()) == {"runner", "blocker"}
+    assert set(game.builtin_bots()) == {"runner", "blocker", "search"}
     assert game.config_schema()["additionalProperties"] is False
     json.dumps(game.observation_schema())
     json.dumps(game.action_schema())
