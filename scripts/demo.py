@@ -4,10 +4,11 @@
 
 It uses the configured PostgreSQL and Redis (ARENA_DATABASE_URL, ARENA_REDIS_URL) when they answer and
 starts embedded ones under the data folder otherwise; creates and migrates the database; starts the
-gateway, a match-runner worker and the ladder scheduler (beat) as separate processes; starts HTTP
-bots and registers them through the REST API, uploads hosted bots, lets the ladder play and prints
-the leaderboard. Development mode is on, because the demo's bots listen on loopback. Every process
-it starts is stopped when it exits, whatever the reason.
+gateway, a match-runner worker, a trainer worker and the ladder scheduler (beat) as separate
+processes; starts HTTP bots and registers them through the REST API, uploads hosted bots (the
+trained PPO bot among them), starts a short CPU training run whose page shows live charts, lets
+the ladder play and prints the leaderboard. Development mode is on, because the demo's bots listen
+on loopback. Every process it starts is stopped when it exits, whatever the reason.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from scripts.demo_infra import (
 )
 from scripts.demo_procs import ChildFailed, Supervisor, http_ok, wait_until
 from services.match_runner.commands import beat_command, worker_command
+from services.trainer.commands import worker_command as trainer_worker_command
 from shared.db.migrations import migrate
 from shared.games.registry import game_names
 from shared.states import BotKind, BotStatus, MatchStatus
@@ -84,6 +86,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--exit-after-ladder", action="store_true", help="stop everything after printing the leaderboard"
     )
     parser.add_argument("--timeout", type=float, default=900, help="give up on the ladder after this many s")
+    parser.add_argument(
+        "--no-training", action="store_true", help="no trainer worker and no training run (saves the CPU)"
+    )
+    parser.add_argument(
+        "--training-seconds",
+        type=float,
+        default=600,
+        help="budget of the demo's CPU training run, in seconds of training (default 600)",
+    )
     args = parser.parse_args(argv)
     args.games = args.games or game_names()
     return args
@@ -127,6 +138,7 @@ class Demo:
         self.started_at = datetime.now().astimezone()
         self.base_url = ""
         self.env: dict[str, str] = {}
+        self.training_run: str | None = None
 
     # -- infrastructure -----------------------------------------------------------------------
 
@@ -198,6 +210,17 @@ class Demo:
         say(f"    gateway      pid {gateway.pid}  {self.base_url}  (log {gateway.log_path})")
         wait_until(lambda: " ready." in worker.tail(20000), 90, "the match-runner worker ready", self.sup)
         say(f"    match-runner pid {worker.pid}  celery worker -Q matches  (log {worker.log_path})")
+        if self.args.no_training:
+            return
+        # Short chunks and one torch thread: the demo's training shares the CPU with the ladder.
+        trainer_env = {**self.env, "ARENA_TRAINING_CHUNK_SECONDS": "20", "ARENA_TRAINING_TORCH_THREADS": "1"}
+        trainer = self.sup.start(
+            "trainer",
+            trainer_worker_command(name=f"demo-trainer-{os.getpid()}@%h", python=python),
+            trainer_env,
+        )
+        wait_until(lambda: " ready." in trainer.tail(20000), 120, "the trainer worker ready", self.sup)
+        say(f"    trainer      pid {trainer.pid}  celery worker -Q training  (log {trainer.log_path})")
 
     def scheduler(self) -> None:
         """Beat starts last, so that the ladder only ever sees bots that are up and registered."""
@@ -288,6 +311,28 @@ class Demo:
             for note in notes:
                 say(f"    note: {note}")
 
+    # -- training -----------------------------------------------------------------------------
+
+    def training(self) -> None:
+        """A short CPU training run through the API: its page shows the live charts."""
+        if self.args.no_training or "podracing" not in self.args.games:
+            return
+        step("Training (a short CPU run of the PPO trainer; the shipped bot is hosted-ppo)")
+        run = self.owner.post(
+            "/training/runs",
+            {
+                "name": f"demo-{self.started_at:%Y%m%d-%H%M%S}",
+                "game": "podracing",
+                "device": "cpu",
+                "budget": {"seconds": self.args.training_seconds},
+                "config": {"num_envs": 128, "num_steps": 32, "num_minibatches": 4},
+            },
+            ok=(201,),
+        ).json()
+        self.training_run = run["id"]
+        say(f"    run {run['id']}  {self.args.training_seconds:.0f} s of training on the CPU")
+        say(f"    live charts: {self.base_url}/training/{run['id']} (paste the demo user's API key)")
+
     # -- the ladder ---------------------------------------------------------------------------
 
     def ladder(self) -> str | None:
@@ -356,6 +401,11 @@ class Demo:
         if last_watchable:
             say(f"    Latest match:  {self.base_url}/matches/{last_watchable} (the replay viewer)")
             say(f"    Its replay:    {self.base_url}/api/v1/matches/{last_watchable}/replay")
+        if self.training_run:
+            say(
+                f"    Training run:  {self.base_url}/training/{self.training_run} (live charts, league, race)"
+            )
+            say(f"    Demo user key: in {self.data_dir / 'demo-user.key'} (the training page asks for it)")
         say(f"    Admin API key: in {self.data_dir / 'admin.key'} (send it as X-API-Key)")
 
     def serve(self) -> None:
@@ -412,6 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         demo.services()
         demo.accounts()
         demo.fleet()
+        demo.training()
         demo.scheduler()
         replay = demo.ladder()
         demo.leaderboard(replay)

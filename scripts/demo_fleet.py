@@ -100,4 +100,7 @@ def hosted_bots(game: str) -> tuple[list[HostedBot], list[str]]:
                 bots.append(HostedBot(f"hosted-{name}", source, HostedContract.DECIDE))
     if game == "podracing":
         bots.append(HostedBot("hosted-codingame", CODINGAME_SCRIPT, HostedContract.CODINGAME))
+        trained = ROOT / "examples" / "bots" / "podracing_ppo.py"
+        if trained.exists():  # the policy trained by Arena's trainer (docs/trainer.md)
+            bots.append(HostedBot("hosted-ppo", trained.read_text(), HostedContract.DECIDE))
     return bots, notes

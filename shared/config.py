@@ -98,6 +98,20 @@ class Settings(BaseSettings):
     job_resend_after_s: float = Field(default=900.0, gt=0)
     """A job queued for longer than this gets its chunk message sent again (a duplicate is a no-op)."""
 
+    # Trainer (services/trainer; docs/trainer-service.md)
+    training_chunk_seconds: float = Field(default=120.0, gt=0)
+    """Training time per chunk: iterations start until this much has passed, then the chunk saves
+    a checkpoint and queues the next. Shorter: more checkpoints (less work lost to a crash, config
+    changes seen sooner by pages); longer: less time spent saving. Must stay well within the chunk's
+    soft time limit (at most half of it), since the last iteration, the save and the export follow."""
+    training_checkpoint_dir: Path | None = None
+    """Where checkpoint files live, one folder per run; unset: `<data_dir>/training`."""
+    training_keep_checkpoints: int = Field(default=3, ge=1)
+    """Checkpoint files kept per run (the newest); files of exported checkpoints are always kept."""
+    training_torch_threads: int = Field(default=0, ge=0)
+    """CPU threads torch may use in the trainer worker; 0: torch's default (one per core). Set it
+    when the trainer shares its cores with other work: contended threads slow torch down a lot."""
+
     # Hosted bots
     sandbox_backend: Literal["bwrap", "process", "docker"] = "bwrap"
     hosted_code_max_chars: int = Field(default=100_000, ge=100)
@@ -122,6 +136,11 @@ class Settings(BaseSettings):
             )
         if self.stale_job_after_s <= 2 * self.job_heartbeat_interval_s:
             raise ValueError("stale_job_after_s must exceed twice job_heartbeat_interval_s")
+        if self.training_chunk_seconds > self.job_chunk_soft_time_limit_s / 2:
+            raise ValueError(
+                "training_chunk_seconds must be at most half of job_chunk_soft_time_limit_s: the last "
+                "iteration, the checkpoint and the export still follow"
+            )
         return self
 
     def task_hard_time_limits(self) -> dict[str, int]:
@@ -132,6 +151,10 @@ class Settings(BaseSettings):
             "job_chunk_hard_time_limit_s": self.job_chunk_hard_time_limit_s,
             "beat_task_hard_time_limit_s": self.beat_task_hard_time_limit_s,
         }
+
+    def training_checkpoints_path(self) -> Path:
+        """Where the trainer keeps its checkpoint files (`training_checkpoint_dir`, or under data_dir)."""
+        return self.training_checkpoint_dir or self.data_dir / "training"
 
     def fernet_key(self) -> bytes:
         """A Fernet key derived from the secret key (so one setting rules all at-rest encryption)."""

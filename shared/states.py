@@ -108,3 +108,13 @@ class JobStatus(StrEnum):
     def resumable(cls) -> tuple[JobStatus, ...]:
         """At rest with a consistent checkpoint: resuming runs the next chunk from it."""
         return (cls.STOPPED, cls.FAILED)
+
+
+class TrainingStage(StrEnum):
+    """The trainer's curriculum stages (services.trainer.curriculum.Stage, which a test keeps equal),
+    here so that the gateway and the database know them without importing the trainer (torch)."""
+
+    SOLO = "solo"
+    RUNNER = "runner"
+    SELF_PLAY = "self_play"
+    LEAGUE = "league"

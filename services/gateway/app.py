@@ -26,6 +26,7 @@ from services.gateway.logging_filter import configure_logging, install_secret_fi
 from services.gateway.matches.views import router as matches_router
 from services.gateway.metrics import GatewayMetrics, MetricsMiddleware, metrics_endpoint
 from services.gateway.openapi import API_DESCRIPTION, OPENAPI_TAGS, install_openapi
+from services.gateway.training.views import router as training_router
 from services.gateway.users.service import ensure_bootstrap_admin
 from services.gateway.users.views import router as users_router
 from services.gateway.web import install_web
@@ -68,7 +69,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     api = APIRouter(prefix=API_PREFIX)
-    for router in (users_router, bots_router, matches_router, games_router, leaderboard_router):
+    for router in (
+        users_router,
+        bots_router,
+        matches_router,
+        games_router,
+        leaderboard_router,
+        training_router,
+    ):
         api.include_router(router)
     app.include_router(api)
     app.include_router(health_router)

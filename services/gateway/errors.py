@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from shared.bots import errors as bot_errors
 from shared.matches import MatchRequestError
+from shared.training import errors as training_errors
 
 log = logging.getLogger("services.gateway.errors")
 
@@ -101,6 +102,21 @@ async def _bot_error(request: Request, exc: bot_errors.BotError) -> JSONResponse
     return JSONResponse(body, status_code=bot_error_status(exc))
 
 
+TRAINING_ERROR_STATUS: dict[type[training_errors.TrainingError], int] = {
+    training_errors.RunNotFound: 404,
+    training_errors.CheckpointNotFound: 404,
+    training_errors.RunStateError: 409,
+    training_errors.NothingToExport: 409,
+    training_errors.NoRaceYet: 404,
+    training_errors.UntrainableGame: 422,
+}
+"""The HTTP status of each training-domain error."""
+
+
+async def _training_error(request: Request, exc: training_errors.TrainingError) -> JSONResponse:
+    return JSONResponse({"detail": exc.message}, status_code=TRAINING_ERROR_STATUS.get(type(exc), 400))
+
+
 async def _match_request_error(request: Request, exc: MatchRequestError) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=exc.status_code)
 
@@ -127,5 +143,6 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error)  # type: ignore[arg-type]
     app.add_exception_handler(bot_errors.BotError, _bot_error)  # type: ignore[arg-type]
     app.add_exception_handler(MatchRequestError, _match_request_error)  # type: ignore[arg-type]
+    app.add_exception_handler(training_errors.TrainingError, _training_error)  # type: ignore[arg-type]
     app.add_exception_handler(IntegrityError, _integrity_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)

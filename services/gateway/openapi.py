@@ -177,8 +177,8 @@ says what went wrong for a person to read; `errors` is there when there is a lis
 | 400 | a NUL character in the URL; a challenge the game refuses (bot count, a bot of another game) |
 | 401 | no key where one is needed, a wrong or revoked key, a malformed Authorization header |
 | 403 | not your bot, not an admin, a rated challenge by a non-admin |
-| 404 | no such route, bot, version, match, replay, key or game |
-| 409 | a name that is taken, the wrong kind of bot for the operation, a bot that is not active |
+| 404 | no such route, bot, version, match, replay, key, game or training run |
+| 409 | a taken name, the wrong kind of bot, an inactive bot, a training run whose state forbids it |
 | 413 | a body over the size limit, hosted code over its character limit |
 | 422 | invalid parameters or body (`errors` lists them), refused code, a failed endpoint health check |
 | 429 | over the challenge rate limit (see `Retry-After`) |
@@ -207,6 +207,12 @@ OPENAPI_TAGS: list[dict[str, Any]] = [
         "description": "The games on the platform with their observation, action and config JSON schemas.",
     },
     {"name": "leaderboard", "description": "Ratings per game; no key needed."},
+    {
+        "name": "training",
+        "description": "Training runs of the trainer service (PPO on the batched podracing engine): "
+        "start one, follow its metrics live, stop and resume it, change its learning rate, entropy "
+        "coefficient, rewards or stage while it trains, and export checkpoints as hosted bots.",
+    },
     {
         "name": "operations",
         "description": "Liveness and readiness for load balancers and orchestrators.",

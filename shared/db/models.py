@@ -38,6 +38,7 @@ from shared.states import (
     JobStatus,
     MatchKind,
     MatchStatus,
+    TrainingStage,
     UserRole,
 )
 
@@ -303,3 +304,80 @@ class Job(TimestampMixin, Base):
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
     )
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class TrainingRun(TimestampMixin, Base):
+    """A training run of the trainer service: its config and live counters; its status, lease and
+    chunk are those of its job row (1:1). See docs/trainer-service.md."""
+
+    __tablename__ = "training_runs"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), unique=True)
+    owner_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    game: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(64))
+    config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """The trainer's Args as a dict, with the config changes the last checkpoint applied."""
+    pending_changes: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """Config changes asked while the run trains, not yet in a committed checkpoint; the worker
+    applies them at its next iteration boundary."""
+    changes_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """Bumped by every change asked: a chunk clears only the changes it saw."""
+    stage: Mapped[TrainingStage] = mapped_column(state_column(TrainingStage), default=TrainingStage.SOLO)
+    iteration: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """The last iteration trained (live: ahead of the last checkpoint while a chunk runs)."""
+    global_step: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    elapsed_s: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    latest_checkpoint_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("training_checkpoints.id", use_alter=True, ondelete="SET NULL")
+    )
+    bot_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("bots.id", ondelete="SET NULL"))
+    """The hosted bot this run's exports become versions of (created by the first export)."""
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+    job: Mapped[Job] = relationship()
+
+
+class TrainingMetric(Base):
+    """One iteration's metrics (the trainer's metrics dict, made storable)."""
+
+    __tablename__ = "training_metrics"
+
+    run_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("training_runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    iteration: Mapped[int] = mapped_column(Integer, primary_key=True)
+    global_step: Mapped[int] = mapped_column(BigInteger)
+    metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class TrainingCheckpoint(TimestampMixin, Base):
+    """A committed checkpoint: the state file on the trainer's volume, and the policy exported as a
+    stdlib-only hosted bot, so that the gateway can register it without torch."""
+
+    __tablename__ = "training_checkpoints"
+    __table_args__ = (UniqueConstraint("run_id", "iteration", name="uq_training_checkpoints_run_iteration"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
+    run_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("training_runs.id", ondelete="CASCADE"), index=True)
+    iteration: Mapped[int] = mapped_column(Integer)
+    global_step: Mapped[int] = mapped_column(BigInteger)
+    stage: Mapped[TrainingStage] = mapped_column(state_column(TrainingStage))
+    path: Mapped[str] = mapped_column(String(1024))
+    """Relative to ARENA_TRAINING_CHECKPOINT_DIR."""
+    bot_source: Mapped[str | None] = mapped_column(Text)
+    """The exported bot; None when the export failed (`summary.export_error` says why)."""
+    bot_contract: Mapped[HostedContract | None] = mapped_column(state_column(HostedContract))
+    summary: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """The last iteration's metrics and the league table at this checkpoint."""
+    exported_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    """Last registered as a bot version: its file is never pruned."""
+    pruned_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    """When the file left the retention window (the row and its bot source stay)."""
+    race_replay: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
+    """A showcase race of this checkpoint's bot against the built-in runner, as a gzipped replay
+    (the run's page plays the latest); None when it could not be played."""

@@ -6,8 +6,8 @@ adding an event is one `EventType` member plus one class: publishing and parsing
 
 An event names its own topic (`Event.topic`); a topic is carried on the Redis channel
 `arena:events:<topic>`. Topics: `matches` (every match start and end), `match:<match id>` (a live
-match's frames, turn by turn), and, reserved for events yet to come, `training:<run id>` and
-`evolution:<run id>`.
+match's frames, turn by turn), `training:<run id>` (a training run's iterations and status
+changes), and, reserved for events yet to come, `evolution:<run id>`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
 
 from shared.jsonsafe import storable
-from shared.states import MatchKind, MatchStatus
+from shared.states import JobStatus, MatchKind, MatchStatus, TrainingStage
 
 CHANNEL_PREFIX = "arena:events:"
 TOPIC_MATCHES = "matches"
@@ -33,6 +33,7 @@ def match_topic(match_id: uuid.UUID | str) -> str:
 
 
 def training_topic(run_id: uuid.UUID | str) -> str:
+    """The topic of one training run: `training.progress` per iteration, `training.status` per change."""
     return f"training:{run_id}"
 
 
@@ -56,6 +57,8 @@ class EventType(StrEnum):
     MATCH_STARTED = "match.started"
     MATCH_FINISHED = "match.finished"
     MATCH_FRAMES = "match.frames"
+    TRAINING_PROGRESS = "training.progress"
+    TRAINING_STATUS = "training.status"
 
 
 class MalformedEvent(ValueError):
@@ -188,6 +191,40 @@ class MatchFinished(MatchEvent):
     error: str | None = None
     """Why it failed, or why a finished match was not rated; public text, like the match's error."""
     participants: list[SeatResult]
+
+
+class TrainingEvent(Event):
+    """Events of one training run, on the run's own topic (`training:<run id>`)."""
+
+    run_id: uuid.UUID
+    status: JobStatus
+    """The run's status (its job's) when the event was published."""
+    iteration: int
+    global_step: int
+    stage: TrainingStage
+
+    @property
+    def topic(self) -> str:
+        return training_topic(self.run_id)
+
+
+class TrainingProgress(TrainingEvent):
+    """One training iteration done, published by the trainer worker right after it (the row in
+    `training_metrics` is written first). `metrics` is the iteration's metrics dict, as the API's
+    metrics series stores it: losses, entropy, win rates per opponent kind, SPS, learning rate...
+    (NaN and infinities are null)."""
+
+    type: Literal[EventType.TRAINING_PROGRESS] = EventType.TRAINING_PROGRESS
+    metrics: dict[str, Any]
+
+
+class TrainingStatus(TrainingEvent):
+    """A run's status changed: created (queued), a chunk started (running), a chunk ended (queued
+    for the next, stopped, finished, failed), a stop asked (stopping), resumed (queued)."""
+
+    type: Literal[EventType.TRAINING_STATUS] = EventType.TRAINING_STATUS
+    error: str | None = None
+    """Why the run failed (the job's error), when it did."""
 
 
 MAX_LIVE_ACTION_BYTES = 16 * 1024

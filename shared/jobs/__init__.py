@@ -7,7 +7,7 @@ match runner's reaper calls `reap_stale_jobs`. See docs/long-jobs.md.
 """
 
 from shared.jobs.chunks import ChunkOutcome, run_chunk, worker_name
-from shared.jobs.handler import ChunkResult, ChunkWork, JobHandler, JobRoute
+from shared.jobs.handler import ChunkResult, ChunkWork, JobHandler, JobRoute, PermanentJobError
 from shared.jobs.store import (
     ChunkMessage,
     JobNotFound,
@@ -30,6 +30,7 @@ __all__ = [
     "JobNotFound",
     "JobRoute",
     "JobStateError",
+    "PermanentJobError",
     "ReapReport",
     "create_job",
     "enqueue_job",

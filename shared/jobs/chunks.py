@@ -21,7 +21,7 @@ from enum import StrEnum
 from types import TracebackType
 
 from shared.config import Settings, get_settings
-from shared.jobs.handler import ChunkWork, JobHandler
+from shared.jobs.handler import ChunkWork, JobHandler, PermanentJobError
 from shared.jobs.store import ChunkMessage, Settled, claim_chunk, commit_chunk, fail_chunk, heartbeat
 from shared.states import JobStatus
 
@@ -121,6 +121,10 @@ def run_chunk(
             result = handler.run_chunk(work)
             if not work.lease_lost:
                 settled = commit_chunk(handler, work, token, result)
+        except PermanentJobError as exc:
+            log.error("job %s: chunk %d cannot succeed: %s", job_uuid, work.chunk, exc)
+            failed = True
+            settled = fail_chunk(work, token, str(exc), settings.max_job_chunk_attempts, permanent=True)
         except Exception as exc:
             log.exception("job %s: chunk %d failed (attempt %d)", job_uuid, work.chunk, work.attempt)
             failed = True

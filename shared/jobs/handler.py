@@ -65,6 +65,12 @@ class ChunkWork:
         return self.lost_event.is_set()
 
 
+class PermanentJobError(Exception):
+    """Raised by a handler when running the chunk again cannot help (the job asks for a device this
+    worker does not have, its config cannot work): the job fails at once, with this message as its
+    error, instead of being retried until its attempts run out. Resuming it tries again."""
+
+
 class JobHandler(ABC):
     """Runs the chunks of one kind of job. Must be deterministic enough to be run again.
 

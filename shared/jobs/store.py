@@ -264,15 +264,18 @@ def commit_chunk(
         return Settled(job.status, _message(job) if job.status == JobStatus.QUEUED else None)
 
 
-def fail_chunk(work: ChunkWork, token: uuid.UUID, error: str, max_attempts: int) -> Settled | None:
+def fail_chunk(
+    work: ChunkWork, token: uuid.UUID, error: str, max_attempts: int, *, permanent: bool = False
+) -> Settled | None:
     """The handler raised: retry the chunk (queued again), or fail the job once the chunk has had
-    `max_attempts` claims. A pending stop wins over a retry. None if the lease is no longer ours."""
+    `max_attempts` claims, or at once when the failure is `permanent` (PermanentJobError). A pending
+    stop wins over a retry. None if the lease is no longer ours."""
     with session_scope() as session:
         job = _lock_if_ours(session, work.job_id, token, work.chunk)
         if job is None:
             return None
         job.error = safe_text(f"chunk {work.chunk}, attempt {job.attempts}: {error}", MAX_JOB_ERROR_CHARS)
-        if job.attempts >= max_attempts:
+        if permanent or job.attempts >= max_attempts:
             _release(job, JobStatus.FAILED)
         elif job.status == JobStatus.STOPPING:
             _release(job, JobStatus.STOPPED)

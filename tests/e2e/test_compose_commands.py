@@ -81,16 +81,24 @@ def test_compose_file_validates_and_demands_a_secret_key() -> None:
 def test_images_are_multi_stage_non_root_and_lean() -> None:
     gateway = (ROOT / "deploy" / "Dockerfile.gateway").read_text()
     runner = (ROOT / "deploy" / "Dockerfile.match-runner").read_text()
-    for dockerfile in (gateway, runner):
+    trainer = (ROOT / "deploy" / "Dockerfile.trainer").read_text()
+    for dockerfile in (gateway, runner, trainer):
         assert len(re.findall(r"^FROM ", dockerfile, flags=re.M)) >= 2
         assert re.search(r"^USER (?!root)\w+", dockerfile, flags=re.M)
     installs = " ".join(line for line in gateway.splitlines() if "pip install" in line)
     assert '".[gateway]"' in installs and "torch" not in installs and "trainer" not in installs
     assert "bubblewrap" in runner
+    assert "torch" not in runner and '".[trainer]"' in trainer, "torch is in the trainer image only"
     services = load_compose({"ARENA_SECRET_KEY": "x"})["services"]
     assert services["gateway"]["build"]["dockerfile"] == "deploy/Dockerfile.gateway"
     assert services["match-runner"]["build"]["dockerfile"] == "deploy/Dockerfile.match-runner"
-    for name in ("postgres", "redis", "gateway", "match-runner"):
+    assert services["trainer"]["build"]["dockerfile"] == "deploy/Dockerfile.trainer"
+    assert services["trainer"]["command"][-5:] == ["training", "-c", "1", "--loglevel", "INFO"]
+    assert any(v.startswith("training-checkpoints:") for v in services["trainer"]["volumes"])
+    gpu = yaml.safe_load((ROOT / "docker-compose.gpu.yml").read_text())["services"]["trainer"]
+    assert gpu["deploy"]["resources"]["reservations"]["devices"][0]["driver"] == "nvidia"
+    assert "deploy" not in services["trainer"], "a GPU reservation in the main file needs a GPU to start"
+    for name in ("postgres", "redis", "gateway", "match-runner", "trainer"):
         assert "healthcheck" in services[name], name
     prometheus = yaml.safe_load((ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text())
     targets = [t for job in prometheus["scrape_configs"] for s in job["static_configs"] for t in s["targets"]]
@@ -135,7 +143,7 @@ def test_every_service_command_starts_natively_and_becomes_healthy(
     services = load_compose({"ARENA_SECRET_KEY": secret, "PATH": os.environ["PATH"]})["services"]
     own = {name for name, spec in services.items() if "build" in spec}
     assert set(services) - own == EXTERNAL_IMAGES, "a new third-party service: decide how to test it"
-    assert own == {"migrate", "gateway", "match-runner", "beat"}
+    assert own == {"migrate", "gateway", "match-runner", "beat", "trainer"}
 
     db_name = f"arena_compose_{secrets.token_hex(4)}"
     local_db = create_database(db_name)

@@ -37,6 +37,7 @@ from services.gateway.health import router as health_router
 from services.gateway.leaderboard.views import router as leaderboard_router
 from services.gateway.matches.views import router as matches_router
 from services.gateway.openapi import ErrorBody
+from services.gateway.training.views import router as training_router
 from services.gateway.users.views import router as users_router
 from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
 from tests.gateway.conftest import Account
@@ -56,7 +57,17 @@ def document(client: TestClient) -> dict[str, Any]:
 
 
 ROUTERS: list[tuple[str, APIRouter]] = [
-    *((API_PREFIX, r) for r in (users_router, bots_router, matches_router, games_router, leaderboard_router)),
+    *(
+        (API_PREFIX, r)
+        for r in (
+            users_router,
+            bots_router,
+            matches_router,
+            games_router,
+            leaderboard_router,
+            training_router,
+        )
+    ),
     ("", health_router),
 ]
 """Where the gateway mounts each router that is in the document (checked against it below)."""

@@ -6,7 +6,8 @@ a handler, and a chunk task on the service's queue with its limits on the task.
 Every chunk logs "started" in its own committed transaction before it works (so a chunk killed
 mid-way still shows it started), sleeps, and writes its result row in the transaction that commits
 the checkpoint. Config: `chunks` (how many), `sleep_s`, `slow` ({chunk: seconds}), `fail_starts`
-({chunk: n}: the chunk raises on its first n starts, counted across attempts and resumes).
+({chunk: n}: the chunk raises on its first n starts, counted across attempts and resumes),
+`fail_permanently` ({chunk: message}: the chunk raises PermanentJobError with that message).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from sqlalchemy.orm import Session
 from shared.config import get_settings
 from shared.db.models import Job
 from shared.db.session import get_engine
-from shared.jobs import ChunkResult, ChunkWork, JobHandler, JobRoute, run_chunk
+from shared.jobs import ChunkResult, ChunkWork, JobHandler, JobRoute, PermanentJobError, run_chunk
 from shared.queue import QUEUE_TRAINING, celery_app
 
 TASK_SAMPLE_CHUNK = "arena.tests.sample_chunk"
@@ -77,6 +78,8 @@ class SampleHandler(JobHandler):
             ).scalar_one()
         if starts <= int(config.get("fail_starts", {}).get(str(work.chunk), 0)):
             raise RuntimeError(f"boom in chunk {work.chunk} (start {starts})")
+        if str(work.chunk) in config.get("fail_permanently", {}):
+            raise PermanentJobError(config["fail_permanently"][str(work.chunk)])
         time.sleep(float(config.get("slow", {}).get(str(work.chunk), config.get("sleep_s", 1.0))))
         total = int(work.checkpoint.get("total", 0)) + work.chunk
         done = work.chunk + 1

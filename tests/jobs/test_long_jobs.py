@@ -302,6 +302,26 @@ def test_a_failing_chunk_is_retried_then_the_job_fails_and_can_be_resumed(
     assert [(c, attempt) for c, attempt, _ in _results(job_id)] == [(0, 1), (1, 2), (2, 1)]
 
 
+def test_a_permanent_failure_fails_the_job_at_once(database_url: str) -> None:
+    """PermanentJobError: no retries (the first claim fails the job), the message is the job's error;
+    resuming tries again, from the last checkpoint."""
+    message = "device 'cuda' requested but this machine has no CUDA GPU"
+    config = {"chunks": 3, "sleep_s": 0, "fail_permanently": {"1": message}}
+    with session_scope() as session:
+        job_id = create_job(session, SAMPLE, config).id
+    assert run_chunk(HANDLER, job_id, 0) is ChunkOutcome.NEXT_QUEUED
+    assert run_chunk(HANDLER, job_id, 1) is ChunkOutcome.FAILED
+    failed = _job(job_id)
+    assert failed.status == JobStatus.FAILED and failed.attempts == 1 < MAX_ATTEMPTS
+    assert failed.error == f"chunk 1, attempt 1: {message}" and failed.finished_at is not None
+    assert failed.chunk == 1 and failed.checkpoint == {"total": 0} and failed.lease_token is None
+    assert run_chunk(HANDLER, job_id, 1) is ChunkOutcome.SKIPPED, "a failed job runs nothing"
+    assert resume_job(job_id) == JobStatus.QUEUED
+    assert run_chunk(HANDLER, job_id, 1) is ChunkOutcome.FAILED
+    assert _starts(job_id) == Counter({0: 1, 1: 2})
+    assert [c for c, _, _ in _results(job_id)] == [0]
+
+
 def test_a_slow_worker_with_a_fresh_heartbeat_is_never_reaped(
     sample_worker: Callable[..., ManagedProcess], reaper: ManagedProcess
 ) -> None:

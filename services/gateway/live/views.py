@@ -3,8 +3,11 @@
 - `/ws/matches/{match_id}`: one match, live: `live.start`, then every `match.frames` as published,
   then `match.finished` and a normal close (1000).
 - `/ws/events?topic=matches`: every event of a public topic as its JSON (the front page ticker).
+- `/ws/training/{run_id}`: one training run, live, for its owner or an admin: the client's API key
+  first (services.gateway.live.training), then `training.subscribed` and every event of the run's
+  topic (`training.progress` each iteration, `training.status` on status changes).
 
-Both are thin relays of the process's LiveHub. A client is dropped (close 1013) when it falls
+All are thin relays of the process's LiveHub. A client is dropped (close 1013) when it falls
 behind, and a client that went away is forgotten at once; neither touches anyone else.
 """
 
@@ -21,6 +24,7 @@ from fastapi import APIRouter, WebSocket
 from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocketDisconnect
 
+from services.gateway.live import training as training_access
 from services.gateway.live.hub import Closed, Delivery, LiveHub, Subscription, SubscriptionClosed
 from services.gateway.live.start import (
     finished_message,
@@ -28,7 +32,8 @@ from services.gateway.live.start import (
     match_status,
     start_message,
 )
-from shared.events import TOPIC_MATCHES, Event, EventType, MatchFinished, match_topic
+from shared.config import get_settings
+from shared.events import TOPIC_MATCHES, Event, EventType, MatchFinished, match_topic, training_topic
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -43,6 +48,10 @@ FINISH_LINGER_S = 0.3
 so the end can overtake the last frames. It is held back this long, while late frames still pass."""
 CLOSE_WAIT_S = 10.0
 """How long a dropped client gets to take its close frame (a frozen one may never take it)."""
+AUTH_WAIT_S = 10.0
+"""How long a training socket waits for the client's API key."""
+TRAINING_RECHECK_S = 30.0
+"""How often a training socket checks again that its key is still valid and may see the run."""
 
 CLOSE_NORMAL = 1000
 CLOSE_POLICY = 1008
@@ -175,6 +184,75 @@ async def match_socket(websocket: WebSocket, match_id: str) -> None:
                     if delivery.type is EventType.MATCH_FINISHED:
                         final, linger_until = delivery, loop.time() + FINISH_LINGER_S
                     else:
+                        await websocket.send_text(delivery.text)
+
+            closed = await _serve(websocket, subscription, pump)
+    if closed is not None:
+        await _close(websocket, closed)
+
+
+async def _first_text(websocket: WebSocket, wait_s: float) -> str | None:
+    """The client's first text message; None if it sends none in time, or goes away."""
+    try:
+        async with asyncio.timeout(wait_s):
+            message = await websocket.receive()
+    except TimeoutError:
+        return None
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000))
+    text: str | None = message.get("text")
+    return text
+
+
+@router.websocket("/ws/training/{run_id}")
+async def training_socket(websocket: WebSocket, run_id: str) -> None:
+    """One training run live, for its owner or an admin: the API key as the client's first message,
+    then `training.subscribed` and every event of the run's topic, for as long as the client stays
+    (a run can be stopped and resumed, so its status never ends the socket)."""
+    await websocket.accept()
+    try:
+        wanted = uuid.UUID(run_id)
+    except ValueError:
+        await _close(websocket, Closed(CLOSE_POLICY, "the run id must be a UUID"))
+        return
+    try:
+        key = training_access.key_in(await _first_text(websocket, AUTH_WAIT_S))
+    except WebSocketDisconnect:
+        return
+    if key is None:
+        await _close(websocket, Closed(training_access.CLOSE_UNAUTHORIZED, training_access.ASK_FOR_KEY))
+        return
+    settings = getattr(websocket.app.state, "settings", None) or get_settings()
+
+    async def allowed() -> str | Closed:
+        verdict = await run_in_threadpool(training_access.check, settings, key, wanted)
+        return (
+            Closed(verdict.code, verdict.reason) if isinstance(verdict, training_access.Refusal) else verdict
+        )
+
+    # Subscribed before the run is read: whatever happens after that read is received.
+    async with live_hub(websocket).subscribe([training_topic(wanted)]) as subscription:
+        opening = await allowed()
+        if isinstance(opening, Closed):
+            closed: Closed | None = opening
+        else:
+            first = opening
+
+            async def pump() -> Closed:
+                await websocket.send_text(first)
+                loop = asyncio.get_running_loop()
+                check_at = loop.time() + TRAINING_RECHECK_S
+                while True:
+                    delivery: Delivery | None = None
+                    with contextlib.suppress(TimeoutError):
+                        wait = max(0.0, check_at - loop.time())
+                        delivery = await asyncio.wait_for(subscription.next(), wait)
+                    if loop.time() >= check_at:
+                        verdict = await allowed()
+                        if isinstance(verdict, Closed):
+                            return verdict
+                        check_at = loop.time() + TRAINING_RECHECK_S
+                    if delivery is not None:
                         await websocket.send_text(delivery.text)
 
             closed = await _serve(websocket, subscription, pump)

@@ -17,6 +17,7 @@ NAV_LINKS: list[tuple[str, str]] = [
     ("/", "Arena"),
     ("/games/podracing", "Podracing"),
     ("/games/battle", "Battle"),
+    ("/training", "Training"),
     ("/docs", "API docs"),
     ("/redoc", "API reference"),
     ("/metrics", "Metrics"),

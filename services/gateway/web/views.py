@@ -17,7 +17,9 @@ from services.gateway.deps import DbSession
 from services.gateway.web.pages.bot import MAX_PAGE, bot_page
 from services.gateway.web.pages.front import front_page
 from services.gateway.web.pages.game import game_page
+from services.gateway.web.pages.training import run_page
 from services.gateway.web.templating import render
+from services.gateway.web.viewer_context import renderer_urls
 
 router = APIRouter(include_in_schema=False)
 
@@ -68,3 +70,21 @@ def game(request: Request, name: str, session: DbSession) -> Response:
     if data is None:
         return not_found_page(request, f"game {name!r}")
     return render(request, "game.html", {"page": data})
+
+
+@router.get("/training", response_class=HTMLResponse)
+def training_runs(request: Request) -> Response:
+    """The caller's training runs: listed in the browser with the caller's API key."""
+    return render(request, "training_list.html", {})
+
+
+@router.get("/training/{run_id}", response_class=HTMLResponse)
+def training_run(request: Request, run_id: str, session: DbSession) -> Response:
+    try:
+        parsed = uuid.UUID(run_id)
+    except ValueError:
+        return not_found_page(request, f"training run {run_id[:64]!r}: a run id is a UUID")
+    data = run_page(session, parsed)
+    if data is None:
+        return not_found_page(request, f"training run {parsed}")
+    return render(request, "training.html", {"page": data, "renderers": renderer_urls(request)})

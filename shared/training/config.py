@@ -1,0 +1,160 @@
+"""What a training run may be configured with, as pydantic models that mirror the trainer's `Args`
+(services/trainer/ppo.py) field for field, with the same defaults and with bounds.
+
+The gateway validates requests with them without importing the trainer (torch), and the worker
+builds its `Args` from the dict they produce. tests/trainer/test_config_schema.py keeps them equal
+to `Args` (names, nesting and defaults), so a field added to `Args` must be added here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from shared.states import TrainingStage
+
+DEVICE_PATTERN = r"^(auto|cpu|cuda(:[0-9]{1,2})?)$"
+"""auto (CUDA when the worker has it, else its CPU), cpu, cuda, or cuda:N (the N-th GPU)."""
+MUTABLE_FIELDS = ("learning_rate", "ent_coef", "rewards", "stage")
+"""What may change while a run trains (services.trainer.ppo.MUTABLE_FIELDS, kept equal by a test)."""
+MAX_TOTAL_STEPS = 10**12
+MAX_SECONDS = 10**8
+"""Above three years: a budget beyond it is a typo."""
+MAX_ROLLOUT_STEPS = 2**22
+"""num_envs x num_steps: a rollout of 4M steps already takes gigabytes (on the GPU when there is one)."""
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class NetShapeConfig(_Config):
+    """Layer widths of the policy and critic networks."""
+
+    encoder_hidden: int = Field(default=32, ge=1, le=1024)
+    embedding: int = Field(default=16, ge=1, le=1024)
+    hidden: int = Field(default=64, ge=1, le=4096)
+
+
+class RewardWeightsConfig(_Config):
+    """Weights of the reward terms (docs/trainer.md); every one may change while a run trains."""
+
+    progress: float = Field(default=1.0, ge=-1000, le=1000, description="per 1,000 map units of progress")
+    checkpoint: float = Field(default=0.5, ge=-1000, le=1000, description="per checkpoint passed")
+    win: float = Field(default=20.0, ge=-1000, le=1000, description="won (+) or lost (-) race, scaled by tau")
+    tau: float = Field(default=0.3, ge=0, le=1, description="share of the sparse win term (0: dense only)")
+    team_spirit: float = Field(default=0.3, ge=0, le=1, description="share of the teammate's dense reward")
+    blocker_progress: float = Field(
+        default=0.3, ge=-1000, le=1000, description="how much a blocker's own progress counts"
+    )
+    runner_contact: float = Field(
+        default=0.05, ge=-1000, le=1000, description="penalty per turn the runner touches an enemy pod"
+    )
+    blocker_contact: float = Field(
+        default=0.1, ge=-1000, le=1000, description="bonus per turn the blocker touches the enemy runner"
+    )
+    blocker_hinder: float = Field(
+        default=0.5, ge=-1000, le=1000, description="penalty per 1,000 units of the enemy runner's progress"
+    )
+
+
+class CurriculumConfig(_Config):
+    """When the curriculum moves a run to its next stage."""
+
+    auto: bool = Field(default=True, description="advance stages when their exit condition holds")
+    solo_exit_rate: float = Field(default=8.0, ge=0, le=1000)
+    runner_exit_win_rate: float = Field(default=0.85, ge=0, le=1)
+    league_entry_size: int = Field(default=4, ge=1, le=1000)
+    min_episodes: int = Field(default=32, ge=0, le=10**9)
+
+
+class TrainingConfig(_Config):
+    """The trainer's Args. In a request every field is optional: what is left out takes its default."""
+
+    seed: int = Field(default=1, ge=0, le=2**31 - 1)
+    device: str = Field(default="auto", pattern=DEVICE_PATTERN, description="auto, cpu, cuda or cuda:N")
+    total_steps: int = Field(default=10_000_000, ge=1, le=MAX_TOTAL_STEPS, description="budget in env steps")
+    time_budget_s: float | None = Field(
+        default=None, gt=0, le=MAX_SECONDS, description="budget in seconds of training; null: steps only"
+    )
+    num_envs: int = Field(default=256, ge=1, le=16_384, description="races played at once")
+    num_steps: int = Field(default=128, ge=1, le=4096, description="turns per race per rollout")
+    learning_rate: float = Field(default=3e-4, gt=0, le=1)
+    anneal_lr: bool = True
+    gamma: float = Field(default=0.99, ge=0, le=1)
+    gae_lambda: float = Field(default=0.95, ge=0, le=1)
+    num_minibatches: int = Field(default=8, ge=1, le=4096)
+    update_epochs: int = Field(default=4, ge=1, le=100)
+    norm_adv: bool = True
+    clip_coef: float = Field(default=0.2, gt=0, le=10)
+    clip_vloss: bool = True
+    ent_coef: float = Field(default=0.003, ge=0, le=10)
+    vf_coef: float = Field(default=0.5, ge=0, le=100)
+    max_grad_norm: float = Field(default=0.5, gt=0, le=1000)
+    target_kl: float | None = Field(default=None, gt=0, le=100)
+    shape: NetShapeConfig = Field(default_factory=NetShapeConfig)
+    rewards: RewardWeightsConfig = Field(default_factory=RewardWeightsConfig)
+    curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
+    stage: TrainingStage = Field(default=TrainingStage.SOLO, description="the stage the run starts in")
+    league_capacity: int = Field(default=20, ge=1, le=1000)
+    league_protected: int = Field(default=5, ge=0, le=1000)
+    league_snapshot_every: int = Field(default=10, ge=1, le=10**6)
+    league_opponents: int = Field(default=4, ge=0, le=32)
+
+    @model_validator(mode="after")
+    def _rollout_fits(self) -> TrainingConfig:
+        steps = self.num_envs * self.num_steps
+        if steps > MAX_ROLLOUT_STEPS:
+            raise PydanticCustomError(
+                "rollout_too_large",
+                "num_envs x num_steps is {steps} environment steps per iteration; at most {limit} fit "
+                "a rollout in memory",
+                {"steps": steps, "limit": MAX_ROLLOUT_STEPS},
+            )
+        return self
+
+    def resolved(self) -> dict[str, Any]:
+        """Every field, defaults filled in, as JSON values: what a run stores and the worker reads."""
+        return self.model_dump(mode="json")
+
+
+class ConfigChange(_Config):
+    """A change to a training run's config while it trains: applied at the worker's next iteration
+    boundary (never inside an iteration). Only the fields sent change; `rewards` changes only the
+    weights it names."""
+
+    learning_rate: float | None = Field(default=None, gt=0, le=1)
+    ent_coef: float | None = Field(default=None, ge=0, le=10)
+    rewards: RewardWeightsConfig | None = None
+    stage: TrainingStage | None = Field(default=None, description="move the run to this stage")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _only_what_may_change(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            fixed = sorted(str(key) for key in data if key not in MUTABLE_FIELDS)
+            if fixed:
+                raise PydanticCustomError(
+                    "immutable_field",
+                    "{fields} cannot change while a run trains: only learning_rate, ent_coef, rewards "
+                    "and stage can (anything else needs a new run)",
+                    {"fields": ", ".join(fixed)},
+                )
+        return data
+
+    @model_validator(mode="after")
+    def _something(self) -> ConfigChange:
+        if not self.changes():
+            raise PydanticCustomError(
+                "empty_change", "nothing to change: send learning_rate, ent_coef, rewards or stage"
+            )
+        return self
+
+    def changes(self) -> dict[str, Any]:
+        """What was sent, without nulls (null: leave as is), as JSON values."""
+        data = self.model_dump(mode="json", exclude_unset=True, exclude_none=True)
+        if not data.get("rewards", True):
+            del data["rewards"]
+        return data
