@@ -105,3 +105,26 @@ def test_broken_hosted_bot_forfeits_and_is_torn_down(
     assert broken.forfeited and broken.rank == 1
     assert "bug in my bot" in " ".join(str(s["error"]) for s in broken.error_samples)
     assert _leftovers(sandbox_tmp) == []
+
+
+SHIPPED_BOT = Path(__file__).resolve().parents[2] / "examples" / "bots" / "podracing_ppo.py"
+HALF_THRUST_SOURCE = HOSTED_SOURCE.replace('"thrust": 100', '"thrust": 50')
+
+
+def test_the_shipped_trained_bot_passes_the_gate_and_wins_races_through_a_real_worker(
+    hosted_worker: ManagedProcess, user_id: uuid.UUID
+) -> None:
+    from shared.sandbox.gate import check_source
+
+    source = SHIPPED_BOT.read_text()
+    assert check_source(source, contract="decide") == []
+    twin = SHIPPED_BOT.with_name("podracing_ppo_codingame.py").read_text()
+    assert check_source(twin, contract="codingame") == []
+    trained = _hosted_bot(user_id, source)
+    slow = _hosted_bot(user_id, HALF_THRUST_SOURCE)
+    race = {"laps": 1, "max_turns": 200}
+    for seed, seats in ((41, [trained, slow]), (42, [slow, trained])):
+        match = wait_for_match(queue_match(seats, seed=seed, config=race), hosted_worker, timeout=120)
+        assert match.status == "finished", match.error
+        row = next(p for p in match.participants if p.bot_id == trained)
+        assert (row.rank, row.errors, row.timeouts, row.forfeited) == (0, 0, 0, False), seed
