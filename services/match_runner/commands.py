@@ -5,21 +5,18 @@ from __future__ import annotations
 
 import sys
 
+from shared.worker_commands import celery_worker_command
+
 APP = "services.match_runner.worker"
 
 
 def worker_command(
     *, concurrency: int = 1, name: str | None = None, python: str = sys.executable, solo_cluster: bool = True
 ) -> list[str]:
-    """A worker on the `matches` queue. `solo_cluster` skips the gossip and mingle start-up chatter
-    between workers, which only slows down a worker that is the only one of its kind."""
-    command = [python, "-m", "celery", "-A", APP, "worker", "-Q", "matches", "-c", str(concurrency)]
-    command += ["--loglevel", "INFO"]
-    if name:
-        command += ["-n", name]
-    if solo_cluster:
-        command += ["--without-gossip", "--without-mingle"]
-    return command
+    """A worker on the `matches` queue."""
+    return celery_worker_command(
+        APP, "matches", concurrency=concurrency, name=name, python=python, solo_cluster=solo_cluster
+    )
 
 
 def beat_command(*, python: str = sys.executable, schedule_file: str | None = None) -> list[str]:

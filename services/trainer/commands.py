@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+from shared.worker_commands import celery_worker_command
+
 APP = "services.trainer.worker"
 QUEUE = "training"
 
@@ -12,12 +14,7 @@ QUEUE = "training"
 def worker_command(
     *, concurrency: int = 1, name: str | None = None, python: str = sys.executable, solo_cluster: bool = True
 ) -> list[str]:
-    """A worker on the `training` queue; concurrency 1: one chunk at a time holds the device.
-    `solo_cluster` skips the gossip and mingle start-up chatter between workers."""
-    command = [python, "-m", "celery", "-A", APP, "worker", "-Q", QUEUE, "-c", str(concurrency)]
-    command += ["--loglevel", "INFO"]
-    if name:
-        command += ["-n", name]
-    if solo_cluster:
-        command += ["--without-gossip", "--without-mingle"]
-    return command
+    """A worker on the `training` queue; concurrency 1: one chunk at a time holds the device."""
+    return celery_worker_command(
+        APP, QUEUE, concurrency=concurrency, name=name, python=python, solo_cluster=solo_cluster
+    )

@@ -153,12 +153,11 @@ def features(view: RaceView, runners: torch.Tensor) -> torch.Tensor:
     fx = view.cp_x.gather(1, following)
     fy = view.cp_y.gather(1, following)
     dx, dy = cx - x, cy - y
-    bearing = torch.atan2(dy, dx)
-    heading = torch.where(view.first_turn[:, None], bearing, view.angle * (math.pi / 180.0))
+    heading = frame_heading(view)
     cos, sin = torch.cos(heading), torch.sin(heading)
 
     def local(ax: torch.Tensor, ay: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return ax * cos + ay * sin, ay * cos - ax * sin
+        return _rotate(ax, ay, cos, sin)
 
     total = view.total_passes[:, None].to(x.dtype)
     is_runner = (
@@ -190,8 +189,7 @@ def features(view: RaceView, runners: torch.Tensor) -> torch.Tensor:
         return t[:, index]
 
     def local3(ax: torch.Tensor, ay: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        c, s = cos[:, :, None], sin[:, :, None]
-        return ax * c + ay * s, ay * c - ax * s
+        return _rotate(ax, ay, cos[:, :, None], sin[:, :, None])
 
     ox, oy, ovx, ovy = others(x), others(y), others(vx), others(vy)
     rx, ry = ox - x[:, :, None], oy - y[:, :, None]
@@ -223,9 +221,11 @@ def features(view: RaceView, runners: torch.Tensor) -> torch.Tensor:
     return torch.cat((own_t, entity_t), dim=-1)
 
 
-def player_features(all_pods: torch.Tensor, player: int) -> torch.Tensor:
-    """[B, 2, OBS_DIM] the features of one player's two pods."""
-    return all_pods[:, 2 * player : 2 * player + 2]
+def _rotate(
+    ax: torch.Tensor, ay: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ax, ay) in the frame whose x axis has this cosine and sine."""
+    return ax * cos + ay * sin, ay * cos - ax * sin
 
 
 def frame_heading(view: RaceView) -> torch.Tensor:

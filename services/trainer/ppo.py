@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ CHECKPOINT_FORMAT = 1
 
 @dataclass(frozen=True, slots=True)
 class Args:
-    """Everything a run is configured with (validated by `services.trainer.schemas` for the API)."""
+    """Everything a run is configured with (the API validates it with `shared.training.config`)."""
 
     seed: int = 1
     """Seeds torch and the races."""
@@ -525,7 +524,3 @@ class _Tally:
 
 def default_checkpoint_name(iteration: int) -> str:
     return f"ckpt-{iteration:06d}.pt"
-
-
-def is_finite(value: Any) -> bool:
-    return isinstance(value, int | float) and math.isfinite(value)
