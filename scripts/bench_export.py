@@ -7,7 +7,7 @@ reference engine with the hosted file against the built-in runner and blocker (s
 until N pod observations are recorded (default 10,000), and prints the share of pods whose orders
 agree with the torch policy's (aim within 1 degree, thrust within 1, same SHIELD / BOOST), for the
 checkpoint and for a perturbed policy whose outputs span the whole action range (the hard case for
-int8 weights). Then it times the hosted bot's decide() on every recorded observation (wall clock:
+quantised weights). Then it times the hosted bot's decide() on every recorded observation (wall clock:
 mean and 99th percentile; CPU time: mean and 99th percentile) against the built-in runner's
 decide() on the same observations in the same run, and prints the ratio. Torch uses one thread.
 """

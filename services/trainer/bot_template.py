@@ -1,7 +1,7 @@
 """A podracing bot exported from an Arena training checkpoint: one file, standard library only.
 
 It computes the policy's inputs from the observation exactly as training does
-(services/trainer/features.py, mirrored line for line below), runs the DeepSets network (int8
+(services/trainer/features.py, mirrored line for line below), runs the DeepSets network (12-bit
 weights with one scale per output row, dequantised once on the first turn) and plays the
 deterministic action: the rotation and thrust means, SHIELD or BOOST when their logits are
 positive (SHIELD wins). Each pod aims AIM_DISTANCE units away along its heading plus the rotation.
@@ -23,9 +23,9 @@ SOURCE = "the untrained template"
 SHAPE = (32, 16, 64)
 """Widths: encoder hidden layer, embedding, head hidden layers (policy.NetShape)."""
 WEIGHTS = ""
-"""int8 weights of every layer, row by row: 3 bytes in 2 characters of 12 bits from CODE_BASE."""
+"""12-bit signed weights of every layer, row by row: one character each, from CODE_BASE."""
 SCALES: tuple[float, ...] = ()
-"""One scale per output row of every layer (weight = int8 x scale)."""
+"""One scale per output row of every layer (weight = value x scale)."""
 BIASES: tuple[float, ...] = ()
 # <<< parameters
 
@@ -49,12 +49,9 @@ _RUNNERS: dict[int, list[int]] = {}
 
 
 def _unpack(text: str, count: int) -> list[int]:
-    """The first `count` signed bytes of the packed text."""
-    data: list[int] = []
-    for index in range(0, len(text) - 1, 2):
-        value = (ord(text[index]) - CODE_BASE) << 12 | (ord(text[index + 1]) - CODE_BASE)
-        data += (value >> 16, (value >> 8) & 255, value & 255)
-    return [byte - 256 if byte > 127 else byte for byte in data[:count]]
+    """The first `count` signed 12-bit values of the packed text (one character each)."""
+    codes = [ord(char) - CODE_BASE for char in text[:count]]
+    return [code - 4096 if code > 2047 else code for code in codes]
 
 
 def _network() -> list[Layer]:

@@ -1,11 +1,14 @@
 """Export a policy to one standard-library Python file: a hosted `decide` bot or a CodinGame script.
 
 The file is `bot_template.py` with its parameter block replaced by the checkpoint's actor: every
-Linear layer's weights quantised to int8 with one scale per output row (biases and scales kept as
-float32 decimals), the int8 bytes packed 3 to 2 characters (12 bits per character from U+4E00,
-a block of ordinary CJK ideographs: denser than base85 and decodable without base64, which the
-hosted-bot gate does not allow). The CodinGame export keeps the template's CodinGame section (the
-input() loop and its tracking); the hosted export drops it, as the gate refuses input() there.
+Linear layer's weights quantised to 12-bit signed integers with one scale per output row (biases
+and scales kept as float32 decimals), one character per weight (12 bits per character from
+U+4E00, a block of ordinary CJK ideographs: 0.67 characters per byte of data, denser than base85,
+and decodable without base64, which the hosted-bot gate does not allow). 12 bits, not 8: with int8
+a trained policy's thrust moved by more than 1 on 3% of pods (97.0% agreement, under the 99% the
+export must keep); 12 bits keep 99.97% for 2,500 more characters. The CodinGame export keeps the
+template's CodinGame section (the input() loop and its tracking); the hosted export drops it, as
+the gate refuses input() there.
 
 `export_agent` works in memory (the training service calls it at every checkpoint: a few ms);
 `export_checkpoint` reads a checkpoint file first.
@@ -74,20 +77,21 @@ def _layer_shapes(shape: NetShape) -> list[tuple[int, int]]:
     ]
 
 
+QUANT_MAX = 2047
+"""Largest 12-bit signed value used (symmetric: -2047..2047)."""
+
+
 def quantize(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """int8 values and one scale per output row, so that weight ~= values x scale[:, None]."""
-    scale = weight.abs().amax(dim=1) / 127.0
+    """12-bit values and one scale per output row, so that weight ~= values x scale[:, None]."""
+    scale = weight.abs().amax(dim=1) / float(QUANT_MAX)
     scale = torch.where(scale > 0, scale, torch.ones_like(scale))
-    values = torch.round(weight / scale[:, None]).clamp(-127, 127).to(torch.int8)
+    values = torch.round(weight / scale[:, None]).clamp(-QUANT_MAX, QUANT_MAX).to(torch.int16)
     return values, scale
 
 
 def pack(data: torch.Tensor) -> str:
-    """Signed bytes as text, 3 bytes in 2 characters (the template's `_unpack` reads it back)."""
-    raw = data.flatten().to(torch.int64) & 255
-    raw = torch.cat((raw, raw.new_zeros((-raw.numel()) % 3))).reshape(-1, 3)
-    value = raw[:, 0] << 16 | raw[:, 1] << 8 | raw[:, 2]
-    codes = torch.stack((value >> 12, value & 4095), dim=1).flatten() + CODE_BASE
+    """Signed 12-bit values as text, one character each (the template's `_unpack` reads it back)."""
+    codes = (data.flatten().to(torch.int64) & 4095) + CODE_BASE
     return "".join(map(chr, codes.tolist()))
 
 

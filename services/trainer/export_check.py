@@ -78,7 +78,7 @@ def record_races(
 
 def perturbed_agent(seed: int = 11) -> Agent:
     """A policy whose outputs span the whole action range, with SHIELD and BOOST logits often near 0:
-    the hard case for int8 weights (a fresh policy's outputs barely move: its last layer starts with
+    the hard case for quantised weights (a fresh policy's outputs barely move: its last layer starts with
     a tiny gain, and briefly trained ones are still close to that)."""
     with torch.random.fork_rng():
         torch.manual_seed(seed)
