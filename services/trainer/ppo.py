@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from services.trainer.curriculum import CurriculumArgs, Stage, draw_opponents, next_stage
-from services.trainer.env import PolicyFn, TrainingEnv
+from services.trainer.env import PolicyFn, StepResult, TrainingEnv
 from services.trainer.features import OBS_DIM
 from services.trainer.league import League, LeagueEntry
 from services.trainer.opponents import OpponentKind
@@ -486,7 +486,7 @@ class _Tally:
         self.league_losses = torch.zeros(64, dtype=torch.long, device=device)
         self.league_races = torch.zeros(64, dtype=torch.long, device=device)
 
-    def add(self, result: Any, league_slot: torch.Tensor) -> None:
+    def add(self, result: StepResult, league_slot: torch.Tensor) -> None:
         done = result.done
         kind = result.opponent
         ones = done.long()
