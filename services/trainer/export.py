@@ -5,8 +5,8 @@ Linear layer's weights quantised to 12-bit signed integers with one scale per ou
 and scales kept as float32 decimals), one character per weight (12 bits per character from
 U+4E00, a block of ordinary CJK ideographs: 0.67 characters per byte of data, denser than base85,
 and decodable without base64, which the hosted-bot gate does not allow). 12 bits, not 8: with int8
-a trained policy's thrust moved by more than 1 on 3% of pods (97.0% agreement, under the 99% the
-export must keep); 12 bits keep 99.97% for 2,500 more characters. The CodinGame export keeps the
+the shipped policy's steep thrust output moved by more than 1 on a few percent of pods, under the
+99% agreement the export must keep (docs/trainer-export.md). The CodinGame export keeps the
 template's CodinGame section (the input() loop and its tracking); the hosted export drops it, as
 the gate refuses input() there.
 
