@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Page, Request, Response, Route, sync_playwright
+from playwright.sync_api import Browser, Frame, Page, Request, Response, Route, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
@@ -84,7 +84,14 @@ class OfflinePage:
         self.context.route("**/*", self._route)
         # Context-wide, so pages the first one opens (popups) are watched too.
         self.context.on("response", self._response)
+        self.context.on("request", self._request)
+        self.context.on("requestfinished", lambda request: self._started_at.pop(request, None))
         self.context.on("requestfailed", self._request_failed)
+        self.navigations = 0
+        """Main-frame navigations so far: a fetch still in flight when its page is left is
+        cancelled by the browser (net::ERR_ABORTED), which is no failure of the page."""
+        self._started_at: dict[Request, int] = {}
+        self._aborted: list[tuple[int, str]] = []
         self.context.on("weberror", lambda error: self.script_errors.append(str(error.error)))
         # What a page's Content-Security-Policy refused: never sent, but the policy must not have
         # refused any of the gateway's own scripts, styles or images.
@@ -97,6 +104,7 @@ class OfflinePage:
             " e => window.__arenaPolicyViolation(e.blockedURI, e.effectiveDirective))"
         )
         self.page: Page = self.context.new_page()
+        self.page.on("framenavigated", self._navigated)
 
     def _route(self, route: Route) -> None:
         url = route.request.url
@@ -110,10 +118,27 @@ class OfflinePage:
         if response.status >= 400:
             self.failed.append(f"{response.status} {response.url}")
 
+    def _navigated(self, frame: Frame) -> None:
+        if frame == self.page.main_frame:
+            self.navigations += 1
+
+    def _request(self, request: Request) -> None:
+        self._started_at[request] = self.navigations
+
     def _request_failed(self, request: Request) -> None:
         # Aborted by `_route` or refused by the page's policy (recorded by its own listener).
-        if request.url not in self.blocked and request.failure != "csp":
-            self.failed.append(f"{request.failure} {request.url}")
+        if request.url in self.blocked or request.failure == "csp":
+            return
+        started_at = self._started_at.pop(request, self.navigations)
+        if request.failure == "net::ERR_ABORTED" and request.resource_type in ("fetch", "xhr"):
+            # Judged later: the browser may report the abort before the navigation that caused it.
+            self._aborted.append((started_at, f"{request.failure} {request.url}"))
+            return
+        self.failed.append(f"{request.failure} {request.url}")
+
+    def aborted_without_navigation(self) -> list[str]:
+        """Fetches aborted while their page was still showing: no navigation followed their start."""
+        return [line for started_at, line in self._aborted if started_at >= self.navigations]
 
     def open(self, path: str) -> Page:
         response = self.page.goto(self.base_url + path, wait_until="load")
@@ -124,7 +149,8 @@ class OfflinePage:
         """Nothing but the gateway was asked for anything, and everything it was asked for loaded."""
         self.page.wait_for_load_state("networkidle")
         assert self.blocked == [], f"requests to other hosts: {self.blocked}"
-        assert self.failed == [], f"failed requests: {self.failed}"
+        failed = self.failed + self.aborted_without_navigation()
+        assert failed == [], f"failed requests: {failed}"
         assert self.script_errors == [], f"script errors: {self.script_errors}"
         own = [
             (uri, directive)
