@@ -7,6 +7,11 @@ created below the current process's own groups (as /proc/self/cgroup names them)
 container stays inside its container's limits. When no usable hierarchy exists (not root, read-only
 cgroupfs, controllers missing), `detect()` returns None and the caller falls back to a sandbox
 that cannot create processes at all.
+
+A group's name says which process owns it (host, pid and that pid's start time). A frozen v1 task
+ignores even SIGKILL until it is thawed, so the sandbox of an owner killed outright (kill -9, OOM)
+while its bot was frozen between turns would sleep forever; the first sandbox a process creates
+therefore sweeps the groups whose owner on this host is gone: thaw, kill, remove.
 """
 
 from __future__ import annotations
@@ -14,9 +19,13 @@ from __future__ import annotations
 import contextlib
 import enum
 import functools
+import hashlib
 import logging
 import os
+import re
 import signal
+import socket
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -120,12 +129,89 @@ def detect() -> CgroupSupport | None:
     return support
 
 
+GROUP_PREFIX = "arena-sandbox-"
+OWNED_GROUP = re.compile(r"arena-sandbox-h([0-9a-f]{6})-p([0-9]+)-s([0-9]+)-[0-9a-f]{12}")
+
+
+def host_tag() -> str:
+    """Six hex digits of the host name: groups of another container sharing the hierarchy (whose
+    pids this process cannot see) are never swept."""
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]
+
+
+def _start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (/proc/<pid>/stat field 22), which tells
+    a live owner from a later process that got the same pid; None when there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def group_name() -> str:
+    pid = os.getpid()
+    return f"{GROUP_PREFIX}h{host_tag()}-p{pid}-s{_start_time(pid) or 0}-{uuid.uuid4().hex[:12]}"
+
+
+def orphaned(name: str) -> bool:
+    """Whether a group of ours (this host) belongs to an owner process that is gone."""
+    found = OWNED_GROUP.fullmatch(name)
+    if found is None or found.group(1) != host_tag():
+        return False
+    return _start_time(int(found.group(2))) != int(found.group(3))
+
+
+def sweep_orphans(support: CgroupSupport) -> int:
+    """Thaw, kill and remove the sandbox groups whose owner died; returns how many were swept."""
+    names = {
+        child.name
+        for parent in support.parents.values()
+        if parent.is_dir()
+        for child in parent.iterdir()
+        if child.is_dir() and child.name.startswith(GROUP_PREFIX)
+    }
+    swept = 0
+    for name in sorted(names):
+        if not orphaned(name):
+            continue
+        group = SandboxCgroup.existing(support, name)
+        group.destroy()
+        swept += 1
+        log.warning("swept the sandbox cgroup %s: its owner process is gone", name)
+    return swept
+
+
+_swept = threading.Event()
+
+
 class SandboxCgroup:
     """The groups of one sandbox. Create, let the launcher `enter()` them, and `destroy()`."""
 
+    @classmethod
+    def existing(cls, support: CgroupSupport, name: str) -> SandboxCgroup:
+        """A handle on groups that already exist (to sweep them), without creating anything."""
+        group = cls.__new__(cls)
+        group.support = support
+        group.dirs = {key: parent / name for key, parent in support.parents.items()}
+        group._groups = list(dict.fromkeys(group.dirs.values()))
+        group.frozen = False
+        group._procs_files = [str(d / "cgroup.procs") for d in group._groups]
+        return group
+
     def __init__(self, support: CgroupSupport, limits: SandboxLimits) -> None:
+        if not _swept.is_set():
+            _swept.set()
+            try:
+                sweep_orphans(support)
+            except OSError as exc:
+                log.warning("could not sweep orphaned sandbox cgroups: %s", exc)
         self.support = support
-        name = f"arena-sandbox-{uuid.uuid4().hex[:12]}"
+        name = group_name()
         self.dirs = {key: parent / name for key, parent in support.parents.items()}
         self._groups = list(dict.fromkeys(self.dirs.values()))
         """Each group once (v1 may mount cpu and cpuacct together, so two keys share one)."""
