@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "$(TORCH_PIN)"
-	$(PIP) install -q -e ".[gateway,match-runner,trainer,demo,dev]"
+	$(PIP) install -q -e ".[gateway,match-runner,trainer,evolver,demo,dev]"
 	touch $@
 
 install: system-deps $(VENV)/.installed ## create .venv with every service's dependencies
@@ -64,6 +64,7 @@ bench: install ## benchmarks: print figures and ratios against baselines measure
 	$(PY) -m scripts.bench_events
 	$(PY) -m scripts.bench_live
 	$(PY) -m scripts.bench_viewer
+	$(PY) -m scripts.bench_evolver
 
 clean: ## remove the virtual environment, caches and the demo's data
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .arena-data

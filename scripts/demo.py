@@ -4,10 +4,11 @@
 
 It uses the configured PostgreSQL and Redis (ARENA_DATABASE_URL, ARENA_REDIS_URL) when they answer and
 starts embedded ones under the data folder otherwise; creates and migrates the database; starts the
-gateway, a match-runner worker, a trainer worker and the ladder scheduler (beat) as separate
-processes; starts HTTP bots and registers them through the REST API, uploads hosted bots (the
-trained PPO bot among them), starts a short CPU training run whose page shows live charts, lets
-the ladder play and prints the leaderboard. Development mode is on, because the demo's bots listen
+gateway, a match-runner worker, an evolver worker, a trainer worker and the ladder scheduler
+(beat) as separate processes; starts HTTP bots and registers them through the REST API, uploads
+hosted bots (the trained PPO bot among them), starts a short CPU training run whose page shows live
+charts and a short offline evolution run (the built-in mutation operator, no LLM key), lets the
+ladder play and prints the leaderboard. Development mode is on, because the demo's bots listen
 on loopback. Every process it starts is stopped when it exits, whatever the reason.
 """
 
@@ -39,6 +40,7 @@ from scripts.demo_infra import (
     start_embedded_redis,
 )
 from scripts.demo_procs import ChildFailed, Supervisor, http_ok, wait_until
+from services.evolver.commands import worker_command as evolver_worker_command
 from services.match_runner.commands import beat_command, worker_command
 from services.trainer.commands import worker_command as trainer_worker_command
 from shared.db.migrations import migrate
@@ -90,6 +92,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--no-training", action="store_true", help="no trainer worker and no training run (saves the CPU)"
     )
     parser.add_argument(
+        "--no-evolution", action="store_true", help="no evolver worker and no evolution run (saves the CPU)"
+    )
+    parser.add_argument(
         "--training-seconds",
         type=float,
         default=600,
@@ -139,6 +144,7 @@ class Demo:
         self.base_url = ""
         self.env: dict[str, str] = {}
         self.training_run: str | None = None
+        self.evolution_run: str | None = None
 
     # -- infrastructure -----------------------------------------------------------------------
 
@@ -210,6 +216,14 @@ class Demo:
         say(f"    gateway      pid {gateway.pid}  {self.base_url}  (log {gateway.log_path})")
         wait_until(lambda: " ready." in worker.tail(20000), 90, "the match-runner worker ready", self.sup)
         say(f"    match-runner pid {worker.pid}  celery worker -Q matches  (log {worker.log_path})")
+        if not self.args.no_evolution:
+            evolver = self.sup.start(
+                "evolver",
+                evolver_worker_command(name=f"demo-evolver-{os.getpid()}@%h", python=python),
+                self.env,
+            )
+            wait_until(lambda: " ready." in evolver.tail(20000), 90, "the evolver worker ready", self.sup)
+            say(f"    evolver      pid {evolver.pid}  celery worker -Q evolution  (log {evolver.log_path})")
         if self.args.no_training:
             return
         # Short chunks and one torch thread: the demo's training shares the CPU with the ladder.
@@ -333,6 +347,32 @@ class Demo:
         say(f"    run {run['id']}  {self.args.training_seconds:.0f} s of training on the CPU")
         say(f"    live charts: {self.base_url}/training/{run['id']} (paste the demo user's API key)")
 
+    # -- evolution ----------------------------------------------------------------------------
+
+    def evolution(self) -> None:
+        """A short offline evolution run (the built-in mutation operator, no LLM key) through the
+        API: its tournament matches share the match runner with the ladder; its page is live."""
+        if self.args.no_evolution:
+            return
+        game = "battle" if "battle" in self.args.games else self.args.games[0]
+        step(f"Evolution (a short {game} run with the built-in mutation operator; no LLM key needed)")
+        run = self.owner.post(
+            "/evolution/runs",
+            {
+                "name": f"demo-{self.started_at:%Y%m%d-%H%M%S}",
+                "game": game,
+                "config": {
+                    "limits": {"max_generations": 6, "max_children_per_generation": 3, "max_wall_s": 1800},
+                    "evaluation": {"quick_matches": 3, "tournament_matches": 4},
+                    "promotion_threshold": 0.5,
+                },
+            },
+            ok=(201,),
+        ).json()
+        self.evolution_run = run["id"]
+        say(f"    run {run['id']}  6 generations x 3 children; promoted programs join the ladder")
+        say(f"    live page: {self.base_url}/evolution/{run['id']} (paste the demo user's API key)")
+
     # -- the ladder ---------------------------------------------------------------------------
 
     def ladder(self) -> str | None:
@@ -405,7 +445,10 @@ class Demo:
             say(
                 f"    Training run:  {self.base_url}/training/{self.training_run} (live charts, league, race)"
             )
-            say(f"    Demo user key: in {self.data_dir / 'demo-user.key'} (the training page asks for it)")
+        if self.evolution_run:
+            say(f"    Evolution run: {self.base_url}/evolution/{self.evolution_run} (live page)")
+        if self.training_run or self.evolution_run:
+            say(f"    Demo user key: in {self.data_dir / 'demo-user.key'} (the run pages ask for it)")
         say(f"    Admin API key: in {self.data_dir / 'admin.key'} (send it as X-API-Key)")
 
     def serve(self) -> None:
@@ -463,6 +506,7 @@ def main(argv: list[str] | None = None) -> int:
         demo.accounts()
         demo.fleet()
         demo.training()
+        demo.evolution()
         demo.scheduler()
         replay = demo.ladder()
         demo.leaderboard(replay)

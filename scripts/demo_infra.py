@@ -11,9 +11,12 @@ from urllib.parse import urlsplit
 
 import psycopg
 import redis
-from sqlalchemy.engine import make_url
 
+from shared.db.embedded import ensure_database, postgres_reachable, start_embedded_postgres
+from shared.db.embedded import libpq_url as _libpq
 from shared.states import MatchStatus
+
+__all__ = ["ensure_database", "postgres_reachable", "start_embedded_postgres"]
 
 Stop = Callable[[], None]
 
@@ -22,42 +25,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _libpq(url: str, database: str | None = None) -> str:
-    """A psycopg connection string for a SQLAlchemy URL, optionally for another database."""
-    parsed = make_url(url).set(drivername="postgresql")
-    if database is not None:
-        parsed = parsed.set(database=database)
-    return parsed.render_as_string(hide_password=False)
-
-
-def postgres_reachable(url: str) -> bool:
-    try:
-        with psycopg.connect(_libpq(url, "postgres"), connect_timeout=3):
-            return True
-    except psycopg.Error:
-        return False
-
-
-def start_embedded_postgres(data_dir: Path, database: str) -> tuple[str, Stop]:
-    import pgserver
-
-    pgdata = data_dir / "pgdata"
-    pgdata.parent.mkdir(parents=True, exist_ok=True)
-    server = pgserver.get_server(pgdata, cleanup_mode="stop")
-    uri = server.get_uri(database)
-    return uri.replace("postgresql://", "postgresql+psycopg://", 1), server.cleanup
-
-
-def ensure_database(url: str) -> bool:
-    """Create the URL's database if it does not exist; True if it was created."""
-    name = make_url(url).database or "arena"
-    with psycopg.connect(_libpq(url, "postgres"), autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            return False
-        conn.execute(f'CREATE DATABASE "{name.replace(chr(34), "")}"')
-        return True
 
 
 def cancel_leftover_matches(url: str) -> int:

@@ -54,6 +54,10 @@ class Settings(BaseSettings):
     """If set (JSON list of CIDR blocks, e.g. `["203.0.113.0/24"]`), bot endpoints must resolve into
     these networks only, in development mode too: an operator's fence around where bots may live.
     The test suite sets it to loopback so that no test can ever connect off the machine."""
+    llm_allowed_hosts: list[str] = Field(default_factory=list)
+    """Host names of LLM endpoints allowed on private addresses (a model server inside the
+    deployment's network, e.g. `["ollama"]`). Other evolution runs' base URLs must resolve to
+    public addresses, as bot endpoints must (development mode allows any)."""
     match_soft_time_limit_s: int = 900
     match_hard_time_limit_s: int = 960
     broker_visibility_timeout_s: int = 3600

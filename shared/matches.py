@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from shared.db.models import Bot, Match, MatchParticipant
+from shared.db.models import Bot, BotVersion, Match, MatchParticipant
 from shared.games.registry import UnknownGameError, get_game
 from shared.queue import QUEUE_MATCHES, send_task
 from shared.states import BotStatus, MatchKind
@@ -38,8 +38,14 @@ def create_match(
     seed: int | None = None,
     config: dict[str, Any] | None = None,
     requested_by_id: uuid.UUID | None = None,
+    version_ids: Sequence[uuid.UUID | None] | None = None,
 ) -> Match:
-    """Insert a queued match with one participant per bot, in slot order. Does not commit."""
+    """Insert a queued match with one participant per bot, in slot order. Does not commit.
+
+    `version_ids` (one per bot, None for "the bot's current version") pins the versions played,
+    e.g. the evolver's candidate. Evaluation matches may seat bots that are not active (the
+    evolver's candidates are inactive, so the ladder never seats them); they are never rated.
+    """
     try:
         game_impl = get_game(game)
     except UnknownGameError as exc:
@@ -62,8 +68,11 @@ def create_match(
             raise MatchRequestError(f"bot {bot_id} does not exist", 404)
         if bot.game != game:
             raise MatchRequestError(f"bot {bot.name!r} plays {bot.game}, not {game}")
-        if bot.status != BotStatus.ACTIVE:
+        if bot.status != BotStatus.ACTIVE and kind != MatchKind.EVALUATION:
             raise MatchRequestError(f"bot {bot.name!r} is {bot.status}", 409)
+    if kind == MatchKind.EVALUATION and rated:
+        raise MatchRequestError("evaluation matches are never rated")
+    pinned = _pinned_versions(session, bot_ids, version_ids)
     match = Match(
         game=game,
         kind=kind,
@@ -72,13 +81,32 @@ def create_match(
         config=parsed.model_dump(mode="json", exclude_defaults=True),
         requested_by_id=requested_by_id,
         participants=[
-            MatchParticipant(slot=slot, bot_id=bot_id, bot_version_id=bots[bot_id].current_version_id)
+            MatchParticipant(
+                slot=slot, bot_id=bot_id, bot_version_id=pinned[slot] or bots[bot_id].current_version_id
+            )
             for slot, bot_id in enumerate(bot_ids)
         ],
     )
     session.add(match)
     session.flush()
     return match
+
+
+def _pinned_versions(
+    session: Session, bot_ids: Sequence[uuid.UUID], version_ids: Sequence[uuid.UUID | None] | None
+) -> list[uuid.UUID | None]:
+    """The version to pin per slot (None: current); each pinned version must belong to its bot."""
+    if version_ids is None:
+        return [None] * len(bot_ids)
+    if len(version_ids) != len(bot_ids):
+        raise MatchRequestError(f"got {len(version_ids)} version ids for {len(bot_ids)} bots")
+    wanted = [v for v in version_ids if v is not None]
+    rows = session.execute(select(BotVersion.id, BotVersion.bot_id).where(BotVersion.id.in_(wanted)))
+    owners = {version_id: bot_id for version_id, bot_id in rows}
+    for bot_id, version_id in zip(bot_ids, version_ids, strict=True):
+        if version_id is not None and owners.get(version_id) != bot_id:
+            raise MatchRequestError(f"version {version_id} is not a version of bot {bot_id}", 404)
+    return list(version_ids)
 
 
 def enqueue_match(match_id: uuid.UUID) -> None:

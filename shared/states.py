@@ -118,3 +118,52 @@ class TrainingStage(StrEnum):
     RUNNER = "runner"
     SELF_PLAY = "self_play"
     LEAGUE = "league"
+
+
+class ProgramStatus(StrEnum):
+    """An evolution program: PENDING (passed the static gate) -> EVALUATED | FAILED; REJECTED never
+    ran (the gate refused it, or the child's answer held no usable program)."""
+
+    PENDING = "pending"
+    REJECTED = "rejected"
+    FAILED = "failed"
+    """Ran and failed its smoke run or every match (crash, timeout, forfeit): fitness 0."""
+    EVALUATED = "evaluated"
+
+
+class ProgramOrigin(StrEnum):
+    """How an evolution program was made."""
+
+    SEED = "seed"
+    DIFF = "diff"
+    """A child's SEARCH/REPLACE blocks applied to its parent."""
+    REWRITE = "rewrite"
+    """A child's whole program (asked for, or the fallback after blocks that did not apply)."""
+
+
+class LlmRole(StrEnum):
+    ROOT = "root"
+    CHILD = "child"
+
+
+class LlmCallStatus(StrEnum):
+    OK = "ok"
+    FAILED = "failed"
+
+
+class EvolutionEventKind(StrEnum):
+    """What the evolution log (and the root's decision log) records."""
+
+    RUN_STARTED = "run_started"
+    ROOT_DECISION = "root_decision"
+    """The root's answer: its reasoning text and the tool calls it made."""
+    TOOL_RESULT = "tool_result"
+    GENERATION_ADVANCED = "generation_advanced"
+    PARAMETERS_CHANGED = "parameters_changed"
+    MIGRATION = "migration"
+    PROGRAM_PROMOTED = "program_promoted"
+    LLM_FAILURE = "llm_failure"
+    FALLBACK = "fallback"
+    """The system decided in the root's place (its call failed, or it made no tool call)."""
+    LIMIT_REACHED = "limit_reached"
+    TERMINATED = "terminated"

@@ -11,37 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from services.cli.bot_specs import BotKindArg, BotSpec
 from services.cli.errors import CliError
-from shared.botclient import BotEndpointError, HttpBotConnection, TurnReply
+from shared.botclient import BotEndpointError, HttpBotConnection
+from shared.botclient.inprocess import InProcessBot
 from shared.config import Settings
-from shared.games.base import Decide
 from shared.protocol.signing import generate_secret
-
-
-class BuiltinClient:
-    """A TurnClient for a built-in bot: its decide() in this process, on a JSON round trip of the
-    observation (what a bot server would see); an exception is a failed turn."""
-
-    def __init__(self, decide: Decide) -> None:
-        self.decide = decide
-
-    async def turn(
-        self, *, match_id: str, game: str, player: int, turn: int, timeout_ms: int, observation: Any
-    ) -> TurnReply:
-        started = time.perf_counter()
-        try:
-            action = self.decide(json.loads(json.dumps(observation)))
-        except Exception as exc:
-            return TurnReply(None, (time.perf_counter() - started) * 1000, f"{type(exc).__name__}: {exc}")
-        return TurnReply(action, (time.perf_counter() - started) * 1000)
-
 
 Closer = Callable[[], Awaitable[Any]]
 
@@ -116,7 +95,7 @@ async def open_bots(specs: list[BotSpec], game: str, settings: Settings) -> Open
         for spec in specs:
             if spec.kind is BotKindArg.BUILTIN:
                 assert spec.decide is not None
-                opened.clients.append(BuiltinClient(spec.decide))
+                opened.clients.append(InProcessBot(spec.decide))
             elif spec.kind is BotKindArg.HTTP:
                 await _open_http(spec, settings, opened)
             else:

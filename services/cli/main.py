@@ -14,7 +14,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from services.cli import commands, train_commands
+from services.cli import commands, evolve_commands, train_commands
 from services.cli.api_client import DEFAULT_URL
 from services.cli.bot_specs import BOT_FORMS, SANDBOX_CHOICES
 from services.cli.errors import CliError
@@ -333,6 +333,82 @@ def _add_leaderboard(add: AddParser, server: OneLineParser) -> None:
     board.set_defaults(handler=commands.leaderboard)
 
 
+def _add_evolve(add: AddParser) -> None:
+    evolve = add(
+        "evolve",
+        help="evolve a bot's code with LLMs (or the built-in mutation operator) on this machine",
+        description=_para(
+            "Run an evolution: a root LLM directs child LLMs that rewrite a seed bot, every program "
+            "is gated and evaluated in the sandbox against the built-in bots, and the best is kept. "
+            "Without --llm-base-url the built-in mutation operator and rule-based root stand in, so "
+            "no key is needed. Locally the run lives in a database (ARENA_DATABASE_URL, else an "
+            "embedded PostgreSQL under --data-dir) and is written to --out as a run directory "
+            "(config, logs, every generation's programs, best_bot.py). Ctrl+C stops after the "
+            "current step; --resume RUN goes on. The LLM key comes from ARENA_LLM_API_KEY or "
+            "OPENAI_API_KEY, never from the command line."
+        ),
+        epilog="examples:\n"
+        "  arena evolve battle --generations 5 --children 3\n"
+        "  arena evolve battle --seed my_bot.py --generations 20 --out runs/evo1\n"
+        "  ARENA_LLM_API_KEY=... arena evolve podracing --llm-base-url https://api.openai.com/v1 \\\n"
+        "      --llm-model gpt-4.1-mini --root-model gpt-4.1 --budget-usd 2\n"
+        "  arena evolve battle --server https://arena.example.org --api-key KEY --generations 30",
+        formatter_class=_formatter,
+    )
+    evolve.add_argument("game", metavar="GAME", help="battle or podracing")
+    evolve.add_argument(
+        "--generations", type=int, default=10, help="at most this many generations (default: %(default)s)"
+    )
+    evolve.add_argument(
+        "--children", type=int, default=4, help="children per generation (default: %(default)s)"
+    )
+    evolve.add_argument("--llm-base-url", metavar="URL", help="an OpenAI-compatible endpoint (…/v1)")
+    evolve.add_argument(
+        "--llm-model", metavar="NAME", help="the children's model (and the root's, unless --root-model)"
+    )
+    evolve.add_argument("--root-model", metavar="NAME", help="the root's model")
+    evolve.add_argument(
+        "--budget-usd", type=float, metavar="X", help="hard money cap for LLM calls (default: 5)"
+    )
+    evolve.add_argument("--max-minutes", type=float, help="hard wall-time cap (default: 60)")
+    evolve.add_argument(
+        "--seed",
+        action="append",
+        metavar="FILE",
+        help="a seed program (repeatable; default: the game's weak seed)",
+    )
+    evolve.add_argument(
+        "--quick", type=int, help="quick matches against the built-ins per program (default: 3)"
+    )
+    evolve.add_argument("--tournament", type=int, help="tournament matches per program (default: 10)")
+    evolve.add_argument("--match-config", metavar="JSON", help="game config for every evaluation match")
+    evolve.add_argument("--jobs", type=int, help="evaluation matches played at once (default: 1)")
+    evolve.add_argument(
+        "--match-seeds",
+        choices=("run", "generation"),
+        help="run: every program plays the same matches (default); generation: new ones each generation",
+    )
+    evolve.add_argument("--random-seed", type=int, help="seeds sampling and match seeds (default: 0)")
+    evolve.add_argument("--chunk-seconds", type=float, help="work between commits (default: 120)")
+    evolve.add_argument("--name", help="the run's name (default: GAME-<timestamp>)")
+    evolve.add_argument("--out", metavar="DIR", help="run directory to write (default: evolution/<name>/)")
+    evolve.add_argument(
+        "--data-dir",
+        default=evolve_commands.DEFAULT_DATA_DIR,
+        help="embedded database folder (default: %(default)s)",
+    )
+    evolve.add_argument("--resume", metavar="RUN", help="go on with a stopped run of this database")
+    evolve.add_argument(
+        "--sandbox",
+        choices=("bwrap", "process"),
+        default="bwrap",
+        help="bwrap (default; required unless you pass process on a throwaway machine)",
+    )
+    evolve.add_argument("--server", metavar="URL", help="submit the run to a running Arena instead")
+    evolve.add_argument("--api-key", help="API key for --server (or ARENA_API_KEY)")
+    evolve.set_defaults(handler=evolve_commands.evolve)
+
+
 def build_parser() -> OneLineParser:
     parser = OneLineParser(
         prog="arena",
@@ -351,6 +427,7 @@ def build_parser() -> OneLineParser:
     _add_train(sub.add_parser)
     _add_export(sub.add_parser)
     _add_eval(sub.add_parser)
+    _add_evolve(sub.add_parser)
     _add_bots(sub.add_parser, server)
     _add_challenge(sub.add_parser, server)
     _add_leaderboard(sub.add_parser, server)

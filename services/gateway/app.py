@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from services.gateway.body_limit import BodyLimitMiddleware
 from services.gateway.bots.views import router as bots_router
 from services.gateway.errors import install_error_handlers
+from services.gateway.evolution.views import router as evolution_router
 from services.gateway.games.views import router as games_router
 from services.gateway.health import router as health_router
 from services.gateway.input_guard import InputGuardMiddleware
@@ -76,6 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         games_router,
         leaderboard_router,
         training_router,
+        evolution_router,
     ):
         api.include_router(router)
     app.include_router(api)

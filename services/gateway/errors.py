@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from shared.bots import errors as bot_errors
+from shared.evolution import errors as evolution_errors
 from shared.matches import MatchRequestError
 from shared.training import errors as training_errors
 
@@ -117,6 +118,32 @@ async def _training_error(request: Request, exc: training_errors.TrainingError) 
     return JSONResponse({"detail": exc.message}, status_code=TRAINING_ERROR_STATUS.get(type(exc), 400))
 
 
+EVOLUTION_ERROR_STATUS: dict[type[evolution_errors.EvolutionError], int] = {
+    evolution_errors.EvolutionRunNotFound: 404,
+    evolution_errors.ProgramNotFound: 404,
+    evolution_errors.LlmCallNotFound: 404,
+    evolution_errors.EvolutionRunStateError: 409,
+    evolution_errors.UnevolvableGame: 422,
+    evolution_errors.InvalidSeed: 422,
+    evolution_errors.LlmEndpointRefused: 422,
+}
+"""The HTTP status of each evolution-domain error."""
+EVOLUTION_ERROR_FIELD: dict[type[evolution_errors.EvolutionError], str] = {
+    evolution_errors.UnevolvableGame: "body.game",
+    evolution_errors.InvalidSeed: "body.config.seeds",
+    evolution_errors.LlmEndpointRefused: "body.config.llm.base_url",
+}
+"""The request field a refused run creation is about, listed in `errors` like a validation error."""
+
+
+async def _evolution_error(request: Request, exc: evolution_errors.EvolutionError) -> JSONResponse:
+    body: dict[str, Any] = {"detail": exc.message}
+    field = EVOLUTION_ERROR_FIELD.get(type(exc))
+    if field is not None:
+        body["errors"] = [{"loc": field, "msg": exc.message, "type": "value_error"}]
+    return JSONResponse(body, status_code=EVOLUTION_ERROR_STATUS.get(type(exc), 400))
+
+
 async def _match_request_error(request: Request, exc: MatchRequestError) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=exc.status_code)
 
@@ -144,5 +171,6 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(bot_errors.BotError, _bot_error)  # type: ignore[arg-type]
     app.add_exception_handler(MatchRequestError, _match_request_error)  # type: ignore[arg-type]
     app.add_exception_handler(training_errors.TrainingError, _training_error)  # type: ignore[arg-type]
+    app.add_exception_handler(evolution_errors.EvolutionError, _evolution_error)  # type: ignore[arg-type]
     app.add_exception_handler(IntegrityError, _integrity_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)

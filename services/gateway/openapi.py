@@ -177,8 +177,8 @@ says what went wrong for a person to read; `errors` is there when there is a lis
 | 400 | a NUL character in the URL; a challenge the game refuses (bot count, a bot of another game) |
 | 401 | no key where one is needed, a wrong or revoked key, a malformed Authorization header |
 | 403 | not your bot, not an admin, a rated challenge by a non-admin |
-| 404 | no such route, bot, version, match, replay, key, game or training run |
-| 409 | a taken name, the wrong kind of bot, an inactive bot, a training run whose state forbids it |
+| 404 | no such route, bot, version, match, replay, key, game, training or evolution run |
+| 409 | a taken name, the wrong kind of bot, an inactive bot, a run whose state forbids it |
 | 413 | a body over the size limit, hosted code over its character limit |
 | 422 | invalid parameters or body (`errors` lists them), refused code, a failed endpoint health check |
 | 429 | over the challenge rate limit (see `Retry-After`) |
@@ -212,6 +212,12 @@ OPENAPI_TAGS: list[dict[str, Any]] = [
         "description": "Training runs of the trainer service (PPO on the batched podracing engine): "
         "start one, follow its metrics live, stop and resume it, change its learning rate, entropy "
         "coefficient, rewards or stage while it trains, and export checkpoints as hosted bots.",
+    },
+    {
+        "name": "evolution",
+        "description": "Evolution runs of the evolver service (a root LLM steering child LLMs that write "
+        "and mutate bot code): start one, follow its generations, programs, lineage, MAP-Elites grid, "
+        "LLM calls, events, spend and payoff table, stop and resume it, and download it as an archive.",
     },
     {
         "name": "operations",

@@ -240,8 +240,12 @@ def register_hosted_bot(
     contract: HostedContract = HostedContract.DECIDE,
     origin: BotOrigin = BotOrigin.HUMAN,
     notes: dict[str, Any] | None = None,
+    status: BotStatus = BotStatus.ACTIVE,
+    status_reason: str | None = None,
 ) -> Bot:
-    """A hosted bot, active at once, with `source` as version 1 and a fresh rating."""
+    """A hosted bot, active at once (unless `status` says otherwise: the evolver's candidate bots
+    are inactive from the start, so the ladder never seats them), with `source` as version 1 and a
+    fresh rating."""
     check_game(game)
     check_source(settings, source, contract)
     _ensure_name_free(session, game, name)
@@ -253,7 +257,8 @@ def register_hosted_bot(
         origin=origin,
         endpoint=None,
         secret_encrypted=encrypt_secret(settings, generate_secret()),
-        status=BotStatus.ACTIVE,
+        status=status,
+        status_reason=status_reason,
     )
     _insert_bot(session, bot, lambda b: _hosted_version(b, 1, source, contract, dict(notes or {})))
     log.info(

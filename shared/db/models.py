@@ -34,10 +34,15 @@ from shared.states import (
     BotKind,
     BotOrigin,
     BotStatus,
+    EvolutionEventKind,
     HostedContract,
     JobStatus,
+    LlmCallStatus,
+    LlmRole,
     MatchKind,
     MatchStatus,
+    ProgramOrigin,
+    ProgramStatus,
     TrainingStage,
     UserRole,
 )
@@ -381,3 +386,160 @@ class TrainingCheckpoint(TimestampMixin, Base):
     race_replay: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
     """A showcase race of this checkpoint's bot against the built-in runner, as a gzipped replay
     (the run's page plays the latest); None when it could not be played."""
+
+
+class EvolutionRun(TimestampMixin, Base):
+    """An evolution run of the evolver service: its config, live counters and spend; its status,
+    lease and chunk are those of its job row (1:1). See docs/evolver.md."""
+
+    __tablename__ = "evolution_runs"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), unique=True)
+    owner_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    game: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(64))
+    config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """shared.evolution.EvolutionConfig as JSON (never the API key)."""
+    parameters: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """The parameters the root may change (contract.MUTABLE_PARAMETERS), as they stand now."""
+    generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    best_program_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("evolution_programs.id", use_alter=True, ondelete="SET NULL")
+    )
+    best_fitness: Mapped[float | None] = mapped_column(Float)
+    spent_usd: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    tokens: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    llm_calls: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    elapsed_s: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    """Wall time spent in chunks (the wall-time limit counts this)."""
+    termination_reason: Mapped[str | None] = mapped_column(Text)
+    islands: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """Island state: {"migrants": {"<island>": ["<program id>", ...]}}."""
+    api_key_encrypted: Mapped[bytes | None] = mapped_column(LargeBinary)
+    """The run's LLM key when one was saved with it, encrypted like bot secrets."""
+    candidate_bot_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("bots.id", ondelete="SET NULL"))
+    """An inactive hosted bot whose versions are the candidates its tournament matches pin."""
+    bot_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("bots.id", ondelete="SET NULL"))
+    """The hosted bot promoted programs become versions of (on the ladder)."""
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+    job: Mapped[Job] = relationship()
+
+
+class EvolutionProgram(Base):
+    """A program of an evolution run: its code, lineage and evaluation."""
+
+    __tablename__ = "evolution_programs"
+    __table_args__ = (
+        UniqueConstraint("run_id", "seq", name="uq_evolution_programs_run_seq"),
+        UniqueConstraint("run_id", "code_hash", name="uq_evolution_programs_run_code_hash"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
+    run_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("evolution_runs.id", ondelete="CASCADE"), index=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    """Its number in the run; models call it "p<seq>"."""
+    generation: Mapped[int] = mapped_column(Integer)
+    island: Mapped[int] = mapped_column(Integer, default=0)
+    parent_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("evolution_programs.id", ondelete="SET NULL")
+    )
+    inspiration_ids: Mapped[list[Any]] = mapped_column(default=list)
+    origin: Mapped[ProgramOrigin] = mapped_column(state_column(ProgramOrigin))
+    status: Mapped[ProgramStatus] = mapped_column(state_column(ProgramStatus), index=True)
+    code: Mapped[str] = mapped_column(Text)
+    code_hash: Mapped[str] = mapped_column(String(64))
+    """Of the normalised code: identical programs are never stored (or evaluated) twice."""
+    diff: Mapped[str | None] = mapped_column(Text)
+    """Unified diff against the parent."""
+    focus: Mapped[str | None] = mapped_column(Text)
+    """What the root asked of the child."""
+    explanation: Mapped[str | None] = mapped_column(Text)
+    """What the child said it changed."""
+    stage: Mapped[str | None] = mapped_column(String(16))
+    """The evaluation stage it reached (services.evolver.evaluation.EvalStage)."""
+    fitness: Mapped[float | None] = mapped_column(Float)
+    nash_fitness: Mapped[float | None] = mapped_column(Float)
+    metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    descriptors: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    cell_x: Mapped[int | None] = mapped_column(Integer)
+    cell_y: Mapped[int | None] = mapped_column(Integer)
+    feedback: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    error: Mapped[str | None] = mapped_column(Text)
+    tournament_matches: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """Spec key -> match id of its tournament matches, written before they are queued, so a
+    resumed evaluation waits for them instead of queueing them again."""
+    version_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("bot_versions.id", ondelete="SET NULL"))
+    """Its version of the run's candidate bot (what tournament matches pin)."""
+    promoted_version_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("bot_versions.id", ondelete="SET NULL")
+    )
+    created_key: Mapped[str] = mapped_column(String(128))
+    """The engine step that made it: a step run again finds it instead of making another."""
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    evaluated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class EvolutionGeneration(Base):
+    """A generation: when it ran, its statistics and the root's selection that closed it."""
+
+    __tablename__ = "evolution_generations"
+
+    run_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("evolution_runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    selected_ids: Mapped[list[Any]] = mapped_column(default=list)
+    """Program ids (uuid strings) the root selected as the next generation's parents."""
+    reasoning: Mapped[str | None] = mapped_column(Text)
+    stats: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """Best and median fitness overall and per island, counts, when it closed."""
+
+
+class EvolutionLlmCall(Base):
+    """One LLM call of a run (all its attempts): prompt, answer, tokens, latency, cost. Keyed by the
+    engine step that made it, so a step run again after a crash reuses it instead of paying twice."""
+
+    __tablename__ = "evolution_llm_calls"
+    __table_args__ = (UniqueConstraint("run_id", "key", name="uq_evolution_llm_calls_run_key"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
+    run_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("evolution_runs.id", ondelete="CASCADE"), index=True)
+    key: Mapped[str] = mapped_column(String(128))
+    role: Mapped[LlmRole] = mapped_column(state_column(LlmRole))
+    model: Mapped[str] = mapped_column(String(128))
+    generation: Mapped[int] = mapped_column(Integer)
+    status: Mapped[LlmCallStatus] = mapped_column(state_column(LlmCallStatus))
+    failure: Mapped[str | None] = mapped_column(String(32))
+    messages: Mapped[list[Any]] = mapped_column(default=list)
+    answer: Mapped[str | None] = mapped_column(Text)
+    tool_calls: Mapped[list[Any]] = mapped_column(default=list)
+    rejected_tool_calls: Mapped[list[Any]] = mapped_column(default=list)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    usage_estimated: Mapped[bool] = mapped_column(Boolean, default=False)
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
+    latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class EvolutionEvent(Base):
+    """The evolution log and the root's decision log, one row per event, written once per step key."""
+
+    __tablename__ = "evolution_events"
+    __table_args__ = (UniqueConstraint("run_id", "key", name="uq_evolution_events_run_key"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    run_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("evolution_runs.id", ondelete="CASCADE"), index=True)
+    key: Mapped[str] = mapped_column(String(128))
+    generation: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[EvolutionEventKind] = mapped_column(state_column(EvolutionEventKind, length=32))
+    data: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

@@ -95,10 +95,16 @@ def _send(message: ChunkMessage) -> None:
 
 
 def run_chunk(
-    handler: JobHandler, job_id: str | uuid.UUID, chunk: int, settings: Settings | None = None
+    handler: JobHandler,
+    job_id: str | uuid.UUID,
+    chunk: int,
+    settings: Settings | None = None,
+    *,
+    send_next: bool = True,
 ) -> ChunkOutcome:
     """Run chunk `chunk` of the job if it is ours to run. Idempotent: a duplicate or redelivered
-    message for a chunk that is done, or running elsewhere, changes nothing."""
+    message for a chunk that is done, or running elsewhere, changes nothing. `send_next=False` is
+    for a caller that runs the chunks itself, in process (`arena evolve` without a server)."""
     settings = settings or get_settings()
     job_uuid = uuid.UUID(str(job_id))
     claim = claim_chunk(
@@ -132,7 +138,7 @@ def run_chunk(
     if settled is None:
         log.warning("job %s: chunk %d lost its lease; its work was discarded", job_uuid, work.chunk)
         return ChunkOutcome.LOST
-    if settled.next is not None:
+    if settled.next is not None and send_next:
         _send(settled.next)
     outcome = {
         JobStatus.QUEUED: ChunkOutcome.RETRYING if failed else ChunkOutcome.NEXT_QUEUED,

@@ -110,8 +110,11 @@ def stop_job(job_id: uuid.UUID) -> JobStatus:
         return job.status
 
 
-def resume_job(job_id: uuid.UUID) -> JobStatus:
-    """Run a stopped (or failed) job again from its last checkpoint, or call off a pending stop."""
+def resume_job(job_id: uuid.UUID, *, send: bool = True) -> JobStatus:
+    """Run a stopped (or failed) job again from its last checkpoint, or call off a pending stop.
+    Never raises once the state is committed: a chunk message the broker did not take is resent
+    by the reaper (ARENA_JOB_RESEND_AFTER_S). `send=False` is for a caller that runs the chunks
+    itself, in process."""
     message = None
     with session_scope() as session:
         job = _lock(session, job_id)
@@ -127,8 +130,13 @@ def resume_job(job_id: uuid.UUID) -> JobStatus:
         elif job.status == JobStatus.FINISHED:
             raise JobStateError(f"job {job_id} is finished: nothing to resume")
         status = job.status
-    if message is not None:
-        message.send()
+    if message is not None and send:
+        try:
+            message.send()
+        except Exception as exc:  # committed: the job is queued, and the reaper resends a lost chunk
+            log.error(
+                "job %s resumed, but its chunk was not sent (the reaper will resend it): %s", job_id, exc
+            )
     return status
 
 

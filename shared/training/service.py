@@ -171,11 +171,6 @@ def resume_run(session: Session, run: TrainingRun) -> JobStatus:
     except JobStateError:
         current = _refresh(session, run)
         raise RunStateError(f"training run {run.id} is {current}: it cannot be resumed") from None
-    except Exception as exc:  # the state changed, only the send failed: the reaper resends it
-        status = _refresh(session, run)
-        if status != JobStatus.QUEUED:
-            raise
-        log.error("training run %s resumed, but its chunk was not sent (the reaper will): %s", run.id, exc)
     _refresh(session, run)
     announce(run, status)
     return status

@@ -98,7 +98,7 @@ def test_images_are_multi_stage_non_root_and_lean() -> None:
     gpu = yaml.safe_load((ROOT / "docker-compose.gpu.yml").read_text())["services"]["trainer"]
     assert gpu["deploy"]["resources"]["reservations"]["devices"][0]["driver"] == "nvidia"
     assert "deploy" not in services["trainer"], "a GPU reservation in the main file needs a GPU to start"
-    for name in ("postgres", "redis", "gateway", "match-runner", "trainer"):
+    for name in ("postgres", "redis", "gateway", "match-runner", "trainer", "evolver"):
         assert "healthcheck" in services[name], name
     prometheus = yaml.safe_load((ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text())
     targets = [t for job in prometheus["scrape_configs"] for s in job["static_configs"] for t in s["targets"]]
@@ -143,7 +143,7 @@ def test_every_service_command_starts_natively_and_becomes_healthy(
     services = load_compose({"ARENA_SECRET_KEY": secret, "PATH": os.environ["PATH"]})["services"]
     own = {name for name, spec in services.items() if "build" in spec}
     assert set(services) - own == EXTERNAL_IMAGES, "a new third-party service: decide how to test it"
-    assert own == {"migrate", "gateway", "match-runner", "beat", "trainer"}
+    assert own == {"migrate", "gateway", "match-runner", "beat", "trainer", "evolver"}
 
     db_name = f"arena_compose_{secrets.token_hex(4)}"
     local_db = create_database(db_name)

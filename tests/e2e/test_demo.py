@@ -77,6 +77,7 @@ def test_demo_plays_a_ladder_prints_the_leaderboard_and_cleans_up(tmp_path: Path
         assert {"hosted-runner", "hosted-codingame", "builtin-blocker", "hosted-sniper"} <= names
         links = out.split("API docs", 1)[1]
         assert "/docs" in out and "/replay" in links and "/leaderboard/battle" in links
+        assert "celery worker -Q evolution" in out and "/evolution/" in links, "the evolver and its run"
         assert "all demo processes stopped" in out
     finally:
         deadline = time.monotonic() + 10

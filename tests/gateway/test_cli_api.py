@@ -82,3 +82,25 @@ def test_api_errors_are_one_line(gateway_url: str, tmp_path: Path) -> None:
     assert_one_line_error(
         run_cli("challenge", "podracing", "not-a-uuid", "x", cwd=tmp_path, env=env), "HTTP 4"
     )
+
+
+def test_evolve_submits_a_run_to_the_server(
+    gateway_url: str, make_user: Callable[..., Account], tmp_path: Path
+) -> None:
+    user = make_user("cli-evolve")
+    env = {"ARENA_URL": gateway_url, "ARENA_API_KEY": user.key}
+    submitted = run_cli(
+        "evolve", "battle", "--server", gateway_url, "--generations", "3", "--children", "2",
+        "--name", "from-the-cli", cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    assert "submitted to" in submitted.stdout and "/evolution/" in submitted.stdout
+    run_id = submitted.stdout.split()[2]
+    shown = run_cli("evolve", "battle", "--server", gateway_url, "--generations", "0", cwd=tmp_path, env=env)
+    assert_one_line_error(shown, "HTTP 422", "max_generations")
+    import httpx
+
+    detail = httpx.get(f"{gateway_url}/api/v1/evolution/runs/{run_id}", headers=user.headers, timeout=10)
+    assert detail.status_code == 200, detail.text
+    body = detail.json()
+    assert body["name"] == "from-the-cli" and body["config"]["limits"]["max_generations"] == 3

@@ -18,6 +18,7 @@ NAV_LINKS: list[tuple[str, str]] = [
     ("/games/podracing", "Podracing"),
     ("/games/battle", "Battle"),
     ("/training", "Training"),
+    ("/evolution", "Evolution"),
     ("/docs", "API docs"),
     ("/redoc", "API reference"),
     ("/metrics", "Metrics"),

@@ -1,5 +1,6 @@
-"""The HTML pages: the front page, a page per bot and a page per game. Everything on them is also
-in the JSON API; these are for people who open the gateway in a browser.
+"""The HTML pages: the front page, a page per bot and a page per game, and the training and
+evolution pages. Everything on them is also in the JSON API; these are for people who open the
+gateway in a browser.
 
 Path and query values are parsed here, by hand, so that a bad one gets a readable HTML page (404
 for an id or name that names nothing, 400 for a bad page number) instead of the API's JSON error.
@@ -14,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from services.gateway.deps import DbSession
+from services.gateway.web.pages import evolution as evolution_pages
 from services.gateway.web.pages.bot import MAX_PAGE, bot_page
 from services.gateway.web.pages.front import front_page
 from services.gateway.web.pages.game import game_page
@@ -88,3 +90,21 @@ def training_run(request: Request, run_id: str, session: DbSession) -> Response:
     if data is None:
         return not_found_page(request, f"training run {parsed}")
     return render(request, "training.html", {"page": data, "renderers": renderer_urls(request)})
+
+
+@router.get("/evolution", response_class=HTMLResponse)
+def evolution_runs(request: Request) -> Response:
+    """The caller's evolution runs: listed in the browser with the caller's API key."""
+    return render(request, "evolution_list.html", {"games": evolution_pages.games()})
+
+
+@router.get("/evolution/{run_id}", response_class=HTMLResponse)
+def evolution_run(request: Request, run_id: str, session: DbSession) -> Response:
+    try:
+        parsed = uuid.UUID(run_id)
+    except ValueError:
+        return not_found_page(request, f"evolution run {run_id[:64]!r}: a run id is a UUID")
+    data = evolution_pages.run_page(session, parsed)
+    if data is None:
+        return not_found_page(request, f"evolution run {parsed}")
+    return render(request, "evolution.html", {"page": data})

@@ -1,0 +1,386 @@
+"""The evolver's figures: how much the built-in operator improves a weak bot, how many candidates the
+evaluation gets through per minute with one and two match-runner workers, and the time a
+generation spends outside matches.
+
+    .venv/bin/python -m scripts.bench_evolver improve [--generations 20] [--children 4] [--fresh 201]
+    .venv/bin/python -m scripts.bench_evolver throughput [--candidates 6] [--tournament 6]
+    .venv/bin/python -m scripts.bench_evolver quick      # both, small: what `make bench` runs
+
+improve: an offline run (no LLM: the built-in mutation operator and rule-based root) from the
+weak battle seed, evaluated against the three built-in bots on the default battle rules; then the
+seed and the run's best play the same `--fresh` new matches against the built-ins (seats
+alternating, seeds never used in the run), win rates with 95% Wilson intervals. The baseline is the seed,
+measured in the same run. It prints the curve (best and median fitness per generation) and the
+time per generation outside matches.
+
+throughput: the same candidates evaluated with their tournament on the `matches` queue, against a
+fleet of hosted bots, with one and then two match-runner workers; candidates per minute and the
+ratio. Needs PostgreSQL and Redis (ARENA_DATABASE_URL / ARENA_REDIS_URL, or the local defaults).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+BENCH_REDIS = "redis://127.0.0.1:6379/15"
+"""The broker of the throughput bench's workers (ARENA_REDIS_URL when set); it is flushed first."""
+
+
+def _database(name: str) -> str:
+    """A fresh database on the configured server (or the local one)."""
+    from sqlalchemy.engine import make_url
+
+    from shared.db.embedded import ensure_database
+
+    base = os.environ.get("ARENA_DATABASE_URL", DEFAULT_SERVER)
+    url = make_url(base).set(database=name).render_as_string(hide_password=False)
+    ensure_database(url)
+    return url
+
+
+def _configure(url: str) -> None:
+    os.environ["ARENA_DATABASE_URL"] = url
+    os.environ.setdefault("ARENA_SECRET_KEY", "bench-" + secrets.token_hex(16))
+    from shared.config import get_settings
+    from shared.db.migrations import migrate
+    from shared.db.session import get_engine, get_sessionmaker
+
+    get_settings.cache_clear()
+    get_engine.cache_clear()
+    get_sessionmaker.cache_clear()
+    migrate(url)
+
+
+def _wilson(successes: float, trials: int) -> tuple[float, float]:
+    from services.trainer.evaluate import wilson_interval
+
+    return wilson_interval(round(successes), trials)
+
+
+def _fresh(source: str, matches: int, jobs: int, salt: str) -> dict[str, Any]:
+    """Win rate (draws half) of `source` over fresh matches against the built-ins."""
+    from services.evolver.evaluation.cascade import builtin_names
+    from services.evolver.evaluation.matches import LocalExecutor
+    from services.evolver.evaluation.records import BUILTIN_PREFIX, MatchSpec, Outcome
+    from shared.config import get_settings
+
+    names = builtin_names("battle")
+    specs = [
+        MatchSpec(
+            BUILTIN_PREFIX + names[i % len(names)], 10_000_000 + i * 7919 + hash(salt) % 1000, i % 2, {}
+        )
+        for i in range(matches)
+    ]
+    with LocalExecutor("battle", get_settings(), jobs=jobs) as executor:
+        records = executor.play(source, specs)
+    wins = sum(1 for r in records if r.outcome == Outcome.WIN)
+    draws = sum(1 for r in records if r.outcome == Outcome.DRAW)
+    per: dict[str, list[float]] = {}
+    for r in records:
+        per.setdefault(r.opponent, []).append(
+            1.0 if r.outcome == Outcome.WIN else 0.5 if r.outcome == Outcome.DRAW else 0.0
+        )
+    score = wins + draws / 2
+    low, high = _wilson(score, len(records))
+    return {
+        "matches": len(records),
+        "wins": wins,
+        "draws": draws,
+        "win_rate": score / len(records),
+        "ci95": [low, high],
+        "per_opponent": {k: round(sum(v) / len(v), 3) for k, v in sorted(per.items())},
+        "errors": sum(r.errors for r in records),
+    }
+
+
+def improve(args: argparse.Namespace) -> dict[str, Any]:
+    from sqlalchemy import select
+
+    from services.cli.main import main as arena
+    from services.evolver.seeds import seed_program
+    from shared.db.models import EvolutionGeneration, EvolutionProgram, EvolutionRun
+    from shared.db.session import session_scope
+
+    _configure(_database(f"arena_bench_evolver_{secrets.token_hex(3)}"))
+    out = Path(args.out or f"/tmp/bench-evolver-{int(time.time())}")
+    name = f"bench-{secrets.token_hex(3)}"
+    started = time.monotonic()
+    code = arena(
+        [
+            "evolve",
+            "battle",
+            "--generations",
+            str(args.generations),
+            "--children",
+            str(args.children),
+            "--quick",
+            str(args.quick),
+            "--tournament",
+            str(args.tournament),
+            "--jobs",
+            str(args.jobs),
+            "--random-seed",
+            str(args.seed),
+            "--match-seeds",
+            args.match_seeds,
+            "--max-minutes",
+            "600",
+            "--name",
+            name,
+            "--out",
+            str(out),
+        ]
+    )
+    run_seconds = time.monotonic() - started
+    if code != 0:
+        raise SystemExit(f"the evolution run failed (exit {code})")
+    with session_scope() as session:
+        run = session.scalars(select(EvolutionRun).where(EvolutionRun.name == name)).one()
+        rows = list(session.scalars(select(EvolutionProgram).where(EvolutionProgram.run_id == run.id)))
+        gens = list(
+            session.scalars(
+                select(EvolutionGeneration)
+                .where(EvolutionGeneration.run_id == run.id)
+                .order_by(EvolutionGeneration.number)
+            )
+        )
+        best = next(p for p in rows if p.id == run.best_program_id)
+        curve = []
+        overheads = []
+        running = None
+        for g in gens:
+            scored = [
+                p.fitness
+                for p in rows
+                if p.generation == g.number and p.fitness is not None and p.status == "evaluated"
+            ]
+            if scored:
+                running = max(scored) if running is None else max(running, max(scored))
+            curve.append(
+                {
+                    "generation": g.number,
+                    "best": round(max(scored), 3) if scored else None,
+                    "median": round(statistics.median(scored), 3) if scored else None,
+                    "running_best": None if running is None else round(running, 3),
+                }
+            )
+            if g.closed_at is not None:
+                wall = (g.closed_at - g.started_at).total_seconds()
+                in_matches = sum(
+                    float((p.metrics or {}).get("seconds", 0.0)) for p in rows if p.generation == g.number
+                )
+                overheads.append(max(0.0, wall - in_matches))
+        best_code, best_name, best_fit = best.code, f"p{best.seq}", best.fitness
+        generations_run, programs = run.generation + 1, len(rows)
+    seed = _fresh(seed_program("battle"), args.fresh, args.jobs, "fresh")
+    final = _fresh(best_code, args.fresh, args.jobs, "fresh")  # the same matches as the seed
+    return {
+        "mode": "improve",
+        "generations": generations_run,
+        "programs": programs,
+        "run_seconds": round(run_seconds, 1),
+        "curve": curve,
+        "best_program": best_name,
+        "best_fitness_in_run": best_fit,
+        "match_seeds": args.match_seeds,
+        "fresh_seed": seed,
+        "fresh_best": final,
+        "gain": round(final["win_rate"] - seed["win_rate"], 3),
+        "overhead_s_per_generation": {
+            "median": round(statistics.median(overheads), 2) if overheads else None,
+            "max": round(max(overheads), 2) if overheads else None,
+        },
+        "run_directory": str(out),
+    }
+
+
+def _start_worker(name: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    from services.match_runner.commands import worker_command
+
+    log = open(f"/tmp/{name}.log", "wb")  # noqa: SIM115 (closed with the process)
+    return subprocess.Popen(
+        [*worker_command(name=f"{name}@%h"), "--without-heartbeat"],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def _wait_ready(name: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if b" ready." in Path(f"/tmp/{name}.log").read_bytes():
+            return
+        time.sleep(0.2)
+    raise SystemExit(f"{name} did not start: see /tmp/{name}.log")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    import signal
+
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
+    except Exception:
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def throughput(args: argparse.Namespace) -> dict[str, Any]:
+    """Candidates evaluated per minute with their tournament on the queue, 1 and 2 workers."""
+    import random
+
+    from services.evolver import store
+    from services.evolver.code import normalised_hash
+    from services.evolver.evaluator import CascadeEvaluator
+    from services.evolver.mutation import mutate
+    from services.evolver.seeds import seed_program
+    from shared import bots
+    from shared.config import get_settings
+    from shared.db.models import User
+    from shared.db.session import session_scope
+    from shared.evolution import EvolutionConfig, new_run
+    from shared.states import ProgramOrigin, ProgramStatus
+
+    _configure(_database(f"arena_bench_evolver_q_{secrets.token_hex(3)}"))
+    redis_db = os.environ["ARENA_REDIS_URL"]
+    import redis as redis_lib
+
+    redis_lib.Redis.from_url(redis_db).flushdb()
+    settings = get_settings()
+    seed = seed_program("battle")
+    sources = [seed]
+    rng = random.Random(1)
+    while len(sources) < args.candidates * 2:
+        sources.append(mutate(sources[rng.randrange(len(sources))], rng).source)
+    with session_scope() as session:
+        owner = User(name=f"bench-{secrets.token_hex(3)}")
+        session.add(owner)
+        session.commit()
+        fleet_source = (ROOT / "services" / "evolver" / "seeds" / "battle_weak.py").read_text()
+        for i in range(3):
+            bots.register_hosted_bot(
+                session,
+                settings,
+                owner,
+                name=f"fleet-{i}-{secrets.token_hex(2)}",
+                game="battle",
+                source=fleet_source,
+            )
+    results: dict[str, Any] = {
+        "mode": "throughput",
+        "candidates": args.candidates,
+        "tournament": args.tournament,
+    }
+    for workers in (1, 2):
+        with session_scope() as session:
+            user = session.get(User, owner.id)
+            assert user is not None
+            cfg = EvolutionConfig.model_validate(
+                {
+                    "evaluation": {
+                        "quick_matches": 0,
+                        "tournament_matches": args.tournament,
+                        "tournament": "fleet",
+                        "smoke_turns": 5,
+                    }
+                }
+            )
+            run, _job = new_run(
+                session, settings, user, name=f"q{workers}-{secrets.token_hex(2)}", game="battle", config=cfg
+            )
+            session.commit()
+            run_id = run.id
+        ids = []
+        offset = (workers - 1) * args.candidates
+        for i, source in enumerate(sources[offset : offset + args.candidates]):
+            made = store.insert_program(
+                run_id,
+                store.NewProgram(
+                    created_key=f"bench:{i}",
+                    generation=0,
+                    island=0,
+                    origin=ProgramOrigin.SEED,
+                    status=ProgramStatus.PENDING,
+                    code=source,
+                    code_hash=normalised_hash(source),
+                ),
+            )
+            ids.append(made.program.id)
+        ctx = store.load_context(run_id)
+        assert ctx is not None
+        evaluator = CascadeEvaluator(ctx, settings)
+        procs = [
+            _start_worker(f"bench-runner-{workers}-{k}", {"ARENA_REDIS_URL": redis_db})
+            for k in range(workers)
+        ]
+        try:
+            for k in range(workers):
+                _wait_ready(f"bench-runner-{workers}-{k}")
+            started = time.monotonic()
+            for pid in ids:  # one after the other, as the engine evaluates them
+                row = store.program(pid)
+                assert row is not None
+                evaluator.evaluate(row, cfg.initial_parameters(), 7)
+            elapsed = time.monotonic() - started
+        finally:
+            for p in procs:
+                _stop(p)
+            evaluator.close()
+        results[f"workers_{workers}"] = {
+            "seconds": round(elapsed, 1),
+            "candidates_per_minute": round(args.candidates / elapsed * 60, 2),
+        }
+    one_w, two_w = (
+        results["workers_1"]["candidates_per_minute"],
+        results["workers_2"]["candidates_per_minute"],
+    )
+    results["ratio_2_over_1"] = round(two_w / one_w, 2) if one_w else None
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("mode", choices=("improve", "throughput", "quick"), nargs="?", default="quick")
+    parser.add_argument("--generations", type=int, default=20)
+    parser.add_argument("--children", type=int, default=4)
+    parser.add_argument("--quick", type=int, default=3)
+    parser.add_argument("--tournament", type=int, default=6)
+    parser.add_argument("--fresh", type=int, default=201)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--match-seeds", choices=("run", "generation"), default="run")
+    parser.add_argument("--candidates", type=int, default=6)
+    parser.add_argument("--out")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    args = parser.parse_args(argv)
+    # The platform's modules read their settings when they load; the bench's key comes first.
+    os.environ.setdefault("ARENA_SECRET_KEY", "bench-" + secrets.token_hex(16))
+    os.environ.setdefault("ARENA_REDIS_URL", BENCH_REDIS)
+    if args.mode == "quick":
+        args.generations, args.children, args.fresh, args.candidates, args.tournament = 3, 2, 30, 3, 3
+        report = {"improve": improve(args), "throughput": throughput(args)}
+    elif args.mode == "improve":
+        report = improve(args)
+    else:
+        report = throughput(args)
+    print(json.dumps(report, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""The engine's evaluator: a stored program through the evaluation cascade (evaluation/cascade.py),
+with the run's settings and the root's current parameters.
+
+The tournament plays the live fleet on the `matches` queue (the program pinned as a version of
+the run's inactive candidate bot, opponents spread across the ladder's ratings, match ids saved on
+the program before they are queued so a resumed evaluation waits for the same matches), or, with
+`tournament: builtins` or when the fleet has no bot of the game, the built-in bots in process.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from typing import Any
+
+from services.evolver import store
+from services.evolver.evaluation.cascade import EvalStage, TournamentPlan, builtin_names, evaluate
+from services.evolver.evaluation.matches import LocalExecutor, QueueExecutor, fleet_opponents
+from services.evolver.evaluation.records import BUILTIN_PREFIX
+from services.evolver.evaluation.settings import EvaluationSettings
+from shared.config import Settings
+from shared.db.models import EvolutionProgram
+from shared.db.session import get_sessionmaker, session_scope
+from shared.states import ProgramStatus
+
+log = logging.getLogger("services.evolver")
+
+MAX_FLEET_OPPONENTS = 5
+"""The tournament's matches are spread over at most this many fleet bots (two matches each by
+default), from the weakest to the strongest of the ladder."""
+
+
+class CascadeEvaluator:
+    def __init__(self, ctx: store.RunContext, settings: Settings) -> None:
+        self.ctx = ctx
+        self.settings = settings
+        config = ctx.config.evaluation
+        self.local = LocalExecutor(ctx.game, settings, jobs=config.jobs)
+
+    def close(self) -> None:
+        self.local.close()
+
+    def evaluation_settings(self, parameters: dict[str, Any]) -> EvaluationSettings:
+        config = self.ctx.config.evaluation
+        return EvaluationSettings(
+            smoke_turns=config.smoke_turns,
+            quick_matches=int(parameters.get("quick_matches", config.quick_matches)),
+            tournament_matches=int(parameters.get("tournament_matches", config.tournament_matches)),
+            match_config=dict(config.match_config),
+            jobs=config.jobs,
+            tournament_deadline_s=config.tournament_timeout_s,
+        )
+
+    def builtin_plan(self) -> TournamentPlan:
+        return TournamentPlan(opponents=[BUILTIN_PREFIX + name for name in builtin_names(self.ctx.game)])
+
+    def fleet_plan(
+        self, program: EvolutionProgram, settings: EvaluationSettings, seed: int
+    ) -> TournamentPlan:
+        with session_scope() as session:
+            from shared.db.models import EvolutionRun
+
+            run = session.get(EvolutionRun, self.ctx.id)
+            assert run is not None
+            exclude = [bot for bot in (run.candidate_bot_id, run.bot_id) if bot is not None]
+            opponents = fleet_opponents(
+                session,
+                self.ctx.game,
+                min(MAX_FLEET_OPPONENTS, max(1, settings.tournament_matches)),
+                exclude,
+                random.Random(seed),
+            )
+        if not opponents:
+            log.info(
+                "run %s: no fleet bot plays %s; the tournament plays the built-ins",
+                self.ctx.id,
+                self.ctx.game,
+            )
+            return self.builtin_plan()
+        bot_id, version_id = store.candidate_version(self.ctx.id, program.id)
+        queue = QueueExecutor(
+            get_sessionmaker(),
+            game=self.ctx.game,
+            candidate_bot_id=bot_id,
+            candidate_version_id=version_id,
+            deadline_s=settings.tournament_deadline_s,
+        )
+        program_id = program.id
+
+        def remember(mapping: dict[str, uuid.UUID]) -> None:
+            store.save_tournament_matches(program_id, {k: str(v) for k, v in mapping.items()})
+
+        return TournamentPlan(
+            opponents=[f"bot:{bot}" for bot in opponents],
+            queue=queue,
+            existing={k: uuid.UUID(str(v)) for k, v in (program.tournament_matches or {}).items()},
+            on_created=remember,
+        )
+
+    def evaluate(
+        self, program: EvolutionProgram, parameters: dict[str, Any], seed: int
+    ) -> store.EvaluationRow:
+        settings = self.evaluation_settings(parameters)
+        plan: TournamentPlan | None = None
+        if settings.tournament_matches > 0:
+            if self.ctx.config.evaluation.tournament == "fleet":
+                plan = self.fleet_plan(program, settings, seed)
+            else:
+                plan = self.builtin_plan()
+        result = evaluate(self.ctx.game, program.code, settings, local=self.local, tournament=plan, seed=seed)
+        failed = not result.passed and result.stage in (EvalStage.GATE, EvalStage.SMOKE)
+        feedback = dict(result.feedback)
+        feedback["records"] = result.records
+        if result.message:
+            feedback["message"] = result.message
+        return store.EvaluationRow(
+            status=ProgramStatus.FAILED if failed else ProgramStatus.EVALUATED,
+            stage=str(result.stage),
+            fitness=0.0 if failed else float(result.fitness),
+            metrics={**result.metrics, "seconds": round(result.seconds, 2)},
+            descriptors=dict(result.descriptors),
+            cell=result.cell,
+            feedback=feedback,
+            error=result.message if failed else None,
+        )

@@ -1,0 +1,130 @@
+"""The `evolution` job kind: an evolution run worked in chunks (shared.jobs, docs/long-jobs.md).
+
+Each chunk loads the run, rebuilds the engine from the checkpoint (the root's conversation and
+counters), and runs root turns for up to the run's `chunk_seconds`, stopping early at a stop or at
+a generation boundary. Everything a turn produces is already in the database when the chunk
+commits (store.py); the checkpoint says which turn comes next. A chunk run again after a crash
+replays its turns from the checkpoint and finds every LLM call, program and evaluation it made
+before, so nothing is paid or stored twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from typing import Any
+
+from services.evolver import store
+from services.evolver.calls import RecordedLlm, RunBudget, Transport
+from services.evolver.engine import Engine
+from services.evolver.tools import EngineState
+from shared.config import Settings, get_settings
+from shared.evolution import EVOLUTION, LlmEndpointRefused
+from shared.evolution.endpoint import check_llm_endpoint
+from shared.jobs import ChunkResult, ChunkWork, JobHandler, PermanentJobError
+
+log = logging.getLogger("services.evolver")
+
+
+def make_transport(ctx: store.RunContext, budget: RunBudget) -> Transport:
+    """The real `openai` client against the run's endpoint, or the built-in operator in process."""
+    from services.evolver.llm import BuiltinTransport, LlmClient, api_key_from_env
+
+    llm = ctx.config.llm
+    prices = {model: {"input": p.input, "output": p.output} for model, p in llm.prices.items()}
+    if llm.base_url is None:
+        return BuiltinTransport(budget=budget)
+    return LlmClient(
+        base_url=llm.base_url,
+        api_key=ctx.api_key or api_key_from_env(),
+        budget=budget,
+        price_overrides=prices,
+        max_attempts=llm.max_attempts,
+    )
+
+
+def build_engine(ctx: store.RunContext, settings: Settings, work: ChunkWork | None = None) -> Engine:
+    from services.evolver.analysis import run_analysis
+    from services.evolver.evaluator import CascadeEvaluator
+
+    if ctx.config.llm.base_url is not None:
+        try:
+            check_llm_endpoint(settings, ctx.config.llm.base_url)
+        except LlmEndpointRefused as exc:
+            raise PermanentJobError(exc.message) from None
+
+    budget = RunBudget(ctx.id, ctx.config.limits)
+    llm = RecordedLlm(ctx.id, make_transport(ctx, budget))
+    evaluator = CascadeEvaluator(ctx, settings)
+    return Engine(
+        ctx,
+        llm,
+        evaluator,
+        python_runner=lambda code, snapshot: run_analysis(code, snapshot, settings),
+        stop_requested=(lambda: work.stop_requested) if work else (lambda: False),
+        lease_lost=(lambda: work.lease_lost) if work else (lambda: False),
+    )
+
+
+def progress(run_id: uuid.UUID, state: EngineState) -> dict[str, Any]:
+    counters = store.counters(run_id)
+    return {
+        "generation": state.generation,
+        "turn": state.turn,
+        "best_fitness": counters.best_fitness,
+        "spent_usd": round(counters.spent_usd, 6),
+        "tokens": counters.tokens,
+        "llm_calls": counters.llm_calls,
+        "elapsed_s": round(counters.elapsed_s, 1),
+        "finished": state.finished,
+        "reason": state.reason,
+    }
+
+
+def run_engine_chunk(
+    ctx: store.RunContext, settings: Settings, checkpoint: dict[str, Any], work: ChunkWork | None
+) -> tuple[EngineState, dict[str, Any]]:
+    state = EngineState.from_json(checkpoint.get("engine", {}))
+    engine = build_engine(ctx, settings, work)
+    started = time.monotonic()
+    try:
+        state = engine.run(state, ctx.config.chunk_seconds)
+    finally:
+        store.add_elapsed(ctx.id, time.monotonic() - started)
+        if engine.llm.reused:
+            log.info(
+                "evolution run %s: %d LLM calls answered from the run's log (recorded before a restart)",
+                ctx.id,
+                engine.llm.reused,
+            )
+    info = progress(ctx.id, state)
+    log.info(
+        "evolution run %s: generation %d, turn %d, best %s, spent $%.4f%s",
+        ctx.id,
+        state.generation,
+        state.turn,
+        info["best_fitness"],
+        info["spent_usd"],
+        f", finished: {state.reason}" if state.finished else "",
+    )
+    return state, info
+
+
+class EvolutionHandler(JobHandler):
+    kind = EVOLUTION.kind
+
+    def run_chunk(self, work: ChunkWork) -> ChunkResult:
+        settings = get_settings()
+        try:
+            run_id = uuid.UUID(str(work.config["run_id"]))
+        except (KeyError, ValueError):
+            raise PermanentJobError("the job names no evolution run") from None
+        ctx = store.load_context(run_id, settings)
+        if ctx is None:
+            raise PermanentJobError(f"evolution run {run_id} does not exist")
+        state, info = run_engine_chunk(ctx, settings, work.checkpoint, work)
+        return ChunkResult(checkpoint={"engine": state.to_json()}, progress=info, finished=state.finished)
+
+
+HANDLER = EvolutionHandler()

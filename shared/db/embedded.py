@@ -1,0 +1,48 @@
+"""PostgreSQL for one machine: the configured server when it answers, otherwise an embedded one
+(pgserver) under a data folder. `make demo` and `arena evolve` without a server use it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import psycopg
+from sqlalchemy.engine import make_url
+
+Stop = Callable[[], None]
+
+
+def libpq_url(url: str, database: str | None = None) -> str:
+    """A psycopg connection string for a SQLAlchemy URL, optionally for another database."""
+    parsed = make_url(url).set(drivername="postgresql")
+    if database is not None:
+        parsed = parsed.set(database=database)
+    return parsed.render_as_string(hide_password=False)
+
+
+def postgres_reachable(url: str) -> bool:
+    try:
+        with psycopg.connect(libpq_url(url, "postgres"), connect_timeout=3):
+            return True
+    except psycopg.Error:
+        return False
+
+
+def start_embedded_postgres(data_dir: Path, database: str) -> tuple[str, Stop]:
+    from pgserver import get_server  # type: ignore[attr-defined]  # re-exported without __all__
+
+    pgdata = data_dir / "pgdata"
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    server = get_server(pgdata, cleanup_mode="stop")
+    uri = server.get_uri(database)
+    return uri.replace("postgresql://", "postgresql+psycopg://", 1), server.cleanup
+
+
+def ensure_database(url: str) -> bool:
+    """Create the URL's database if it does not exist; True if it was created."""
+    name = make_url(url).database or "arena"
+    with psycopg.connect(libpq_url(url, "postgres"), autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            return False
+        conn.execute(f'CREATE DATABASE "{name.replace(chr(34), "")}"')
+        return True

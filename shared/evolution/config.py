@@ -1,0 +1,148 @@
+"""What an evolution run may be configured with (pydantic, bounded), so the gateway refuses a bad
+request with a 422 naming the field, and the evolver worker reads the same model back from the
+run row. The API key is never part of it (see `shared.evolution.service.create_run`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_SEED_CHARS = 100_000
+BUILTIN_ROOT_MODEL = "arena-builtin-root"
+BUILTIN_CHILD_MODEL = "arena-builtin-child"
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class PriceOverride(_Config):
+    """USD per million tokens, for a model the built-in price table does not know (or prices
+    differently from this provider)."""
+
+    input: float = Field(ge=0, le=10_000)
+    output: float = Field(ge=0, le=10_000)
+
+
+class LlmConfig(_Config):
+    """Which OpenAI-compatible endpoint and models the root and the children use."""
+
+    base_url: str | None = Field(
+        default=None,
+        max_length=2048,
+        description="An OpenAI-compatible base URL (…/v1). None: the built-in operator, in process.",
+    )
+    root_model: str = Field(default=BUILTIN_ROOT_MODEL, min_length=1, max_length=128)
+    child_model: str = Field(default=BUILTIN_CHILD_MODEL, min_length=1, max_length=128)
+    root_max_tokens: int = Field(default=2_000, ge=64, le=64_000)
+    child_max_tokens: int = Field(default=8_000, ge=256, le=128_000)
+    timeout_s: float = Field(default=120.0, gt=0, le=1_800, description="per attempt")
+    max_attempts: int = Field(
+        default=4, ge=1, le=10, description="per call, with backoff on 429/5xx/timeouts"
+    )
+    prices: dict[str, PriceOverride] = Field(default_factory=dict, max_length=16)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip().rstrip("/")
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+    @property
+    def builtin(self) -> bool:
+        return self.base_url is None
+
+
+class LimitsConfig(_Config):
+    """Hard limits the system enforces whatever the root decides."""
+
+    max_generations: int = Field(default=10, ge=1, le=1_000)
+    max_children_per_generation: int = Field(default=4, ge=1, le=64)
+    max_wall_s: float = Field(default=3_600.0, gt=0, le=30 * 86_400, description="time spent in chunks")
+    max_cost_usd: float | None = Field(default=5.0, ge=0, le=100_000, description="None: no money cap")
+    max_tokens: int | None = Field(default=None, ge=0, le=10**10, description="None: no token cap")
+    max_root_turns_per_generation: int = Field(
+        default=0, ge=0, le=1_000, description="0: 4 x children + 8; beyond it the system advances"
+    )
+
+    def root_turns(self) -> int:
+        return self.max_root_turns_per_generation or 4 * self.max_children_per_generation + 8
+
+
+class EvaluationConfig(_Config):
+    """The evaluation cascade (docs/evolver.md): smoke run, quick matches, tournament."""
+
+    smoke_turns: int = Field(default=20, ge=1, le=500)
+    quick_matches: int = Field(default=3, ge=0, le=12)
+    tournament_matches: int = Field(default=10, ge=0, le=30)
+    tournament: str = Field(
+        default="fleet",
+        pattern="^(fleet|builtins)$",
+        description="fleet: rated-off matches against the live fleet on the matches queue; "
+        "builtins: against the built-in bots, in the evolver's process",
+    )
+    match_config: dict[str, Any] = Field(default_factory=dict, description="game config for every match")
+    match_seeds: str = Field(
+        default="run",
+        pattern="^(run|generation)$",
+        description="run: every program plays the same matches (seeds and seats), so fitnesses compare "
+        "across the whole run; generation: each generation draws new ones",
+    )
+    tournament_timeout_s: float = Field(default=600.0, gt=0, le=3_600)
+    jobs: int = Field(default=1, ge=1, le=16, description="local matches played at once")
+
+
+class SearchConfig(_Config):
+    """The program database: islands, the MAP-Elites grid and sampling."""
+
+    islands: int = Field(default=3, ge=1, le=16)
+    grid_bins: int = Field(default=5, ge=2, le=20)
+    exploration_ratio: float = Field(default=0.3, ge=0, le=1)
+    migration_interval: int = Field(default=3, ge=1, le=50)
+    child_temperature: float = Field(default=0.8, ge=0, le=2)
+    inspirations: int = Field(default=2, ge=0, le=3)
+
+
+class EvolutionConfig(_Config):
+    """Everything a run is asked to do."""
+
+    seeds: list[str] = Field(
+        default_factory=list,
+        max_length=8,
+        description="seed programs (decide contract); empty: the game's built-in weak seed",
+    )
+    llm: LlmConfig = Field(default_factory=LlmConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    promotion_threshold: float = Field(
+        default=0.6, ge=0, le=1, description="fitness a new best must reach to join the ladder"
+    )
+    bot_name: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    random_seed: int = Field(default=0, ge=0, lt=2**53)
+    chunk_seconds: float = Field(default=120.0, ge=1, le=540, description="work per chunk before it commits")
+
+    @field_validator("seeds")
+    @classmethod
+    def _seed_sizes(cls, value: list[str]) -> list[str]:
+        for index, source in enumerate(value):
+            if not source.strip():
+                raise ValueError(f"seed {index} is empty")
+            if len(source) > MAX_SEED_CHARS:
+                raise ValueError(f"seed {index} has {len(source)} characters; at most {MAX_SEED_CHARS}")
+        return value
+
+    def initial_parameters(self) -> dict[str, Any]:
+        """The parameters the root may change (services.evolver.contract.MUTABLE_PARAMETERS)."""
+        return {
+            "exploration_ratio": self.search.exploration_ratio,
+            "quick_matches": self.evaluation.quick_matches,
+            "tournament_matches": self.evaluation.tournament_matches,
+            "child_temperature": self.search.child_temperature,
+            "migration_interval": self.search.migration_interval,
+        }

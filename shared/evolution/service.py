@@ -1,0 +1,326 @@
+"""Evolution runs as plain functions over a Session: create, find, stop, resume, and read their
+generations, programs, LLM calls, events and spend.
+
+A run is an `evolution_runs` row and its long job (`jobs`, 1:1; shared.jobs): the job holds the
+status, the chunk and the checkpoint the next chunk starts from; the evolver worker
+(services/evolver) works the chunks on the `evolution` queue. Nothing here imports the evolver, so
+the gateway calls these. Functions that change something commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, selectinload
+
+from shared.config import Settings
+from shared.crypto import encrypt_secret
+from shared.db.models import (
+    EvolutionEvent,
+    EvolutionGeneration,
+    EvolutionLlmCall,
+    EvolutionProgram,
+    EvolutionRun,
+    Job,
+    User,
+)
+from shared.evolution.config import EvolutionConfig
+from shared.evolution.endpoint import check_llm_endpoint
+from shared.evolution.errors import (
+    EvolutionRunNotFound,
+    EvolutionRunStateError,
+    InvalidSeed,
+    LlmCallNotFound,
+    ProgramNotFound,
+    UnevolvableGame,
+)
+from shared.jobs import JobNotFound, JobRoute, JobStateError, create_job, enqueue_job, resume_job, stop_job
+from shared.queue import QUEUE_EVOLUTION
+from shared.sandbox.gate import check_source
+from shared.states import EvolutionEventKind, HostedContract, JobStatus, LlmRole, ProgramStatus, UserRole
+
+log = logging.getLogger("shared.evolution")
+
+TASK_EVOLVE_CHUNK = "arena.evolution.chunk"
+"""Runs one chunk of an evolution run (services.evolver.tasks), on the `evolution` queue."""
+EVOLUTION = JobRoute(kind="evolution", task_name=TASK_EVOLVE_CHUNK, queue=QUEUE_EVOLUTION)
+EVOLVABLE_GAMES = ("battle", "podracing")
+
+
+def _send_quietly(send: Any, run: EvolutionRun) -> None:
+    """Send a chunk after the commit; if the broker is down the job stays queued and the reaper
+    sends it again later, so the request still succeeds."""
+    try:
+        send()
+    except Exception as exc:
+        log.error("evolution run %s: could not send its chunk (the reaper will resend it): %s", run.id, exc)
+
+
+def check_config(game: str, config: EvolutionConfig) -> None:
+    if game not in EVOLVABLE_GAMES:
+        raise UnevolvableGame(game, EVOLVABLE_GAMES)
+    for index, source in enumerate(config.seeds):
+        problems = check_source(source, contract=HostedContract.DECIDE)
+        if problems:
+            listed = "; ".join(str(p) for p in problems[:10])
+            raise InvalidSeed(f"seed {index} does not pass the static gate: {listed}")
+
+
+def new_run(
+    session: Session,
+    settings: Settings,
+    owner: User,
+    *,
+    name: str,
+    game: str,
+    config: EvolutionConfig,
+    api_key: str | None = None,
+) -> tuple[EvolutionRun, Job]:
+    """Insert a queued run and its job (not committed, nothing sent)."""
+    check_config(game, config)
+    if config.llm.base_url is not None:
+        check_llm_endpoint(settings, config.llm.base_url)
+    run_id = uuid.uuid4()
+    job = create_job(session, EVOLUTION, {"run_id": str(run_id)})
+    run = EvolutionRun(
+        id=run_id,
+        job_id=job.id,
+        owner_id=owner.id,
+        game=game,
+        name=name,
+        config=config.model_dump(mode="json"),
+        parameters=config.initial_parameters(),
+        generation=0,
+        spent_usd=0.0,
+        tokens=0,
+        llm_calls=0,
+        elapsed_s=0.0,
+        islands={},
+        api_key_encrypted=encrypt_secret(settings, api_key) if api_key else None,
+    )
+    session.add(run)
+    session.flush()
+    return run, job
+
+
+def create_run(
+    session: Session,
+    settings: Settings,
+    owner: User,
+    *,
+    name: str,
+    game: str,
+    config: EvolutionConfig,
+    api_key: str | None = None,
+) -> EvolutionRun:
+    """A queued run with its job; its first chunk is sent after the commit. `api_key`, when given,
+    is stored encrypted with the run (else the worker's environment supplies one)."""
+    run, job = new_run(session, settings, owner, name=name, game=game, config=config, api_key=api_key)
+    session.commit()
+    _send_quietly(lambda: enqueue_job(job), run)
+    log.info("evolution run %s (%s, %s) created for %s", run.id, name, game, owner.name)
+    return run
+
+
+def may_see(actor: User, run: EvolutionRun) -> bool:
+    return run.owner_id == actor.id or actor.role == UserRole.ADMIN
+
+
+def get_run(session: Session, actor: User, run_id: uuid.UUID) -> EvolutionRun:
+    """The run if `actor` owns it or is an admin; EvolutionRunNotFound otherwise."""
+    query = select(EvolutionRun).where(EvolutionRun.id == run_id).options(selectinload(EvolutionRun.job))
+    run = session.scalars(query.execution_options(populate_existing=True)).one_or_none()
+    if run is None or not may_see(actor, run):
+        raise EvolutionRunNotFound(run_id)
+    return run
+
+
+def list_runs(
+    session: Session, actor: User, status: JobStatus | None, limit: int, offset: int
+) -> tuple[list[EvolutionRun], int]:
+    """The actor's runs (every run for an admin), newest first."""
+    query = select(EvolutionRun).join(Job, Job.id == EvolutionRun.job_id)
+    if actor.role != UserRole.ADMIN:
+        query = query.where(EvolutionRun.owner_id == actor.id)
+    if status is not None:
+        query = query.where(Job.status == status)
+    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    rows = session.scalars(
+        query.options(selectinload(EvolutionRun.job))
+        .order_by(EvolutionRun.created_at.desc(), EvolutionRun.id)
+        .limit(limit)
+        .offset(offset)
+    ).all()
+    return list(rows), total
+
+
+def _refresh(session: Session, run: EvolutionRun) -> JobStatus:
+    session.refresh(run)
+    session.refresh(run.job)
+    return run.job.status
+
+
+def stop_run(session: Session, run: EvolutionRun) -> JobStatus:
+    """Stop a queued run at once, a running one at its chunk's end (its work is committed first)."""
+    try:
+        status = stop_job(run.job_id)
+    except JobNotFound:
+        raise EvolutionRunNotFound(run.id) from None
+    except JobStateError:
+        current = _refresh(session, run)
+        raise EvolutionRunStateError(
+            f"evolution run {run.id} is {current}: only a queued or running run can be stopped"
+        ) from None
+    _refresh(session, run)
+    return status
+
+
+def resume_run(session: Session, run: EvolutionRun) -> JobStatus:
+    """Run a stopped or failed run again from its last checkpoint, or call off a pending stop."""
+    current = _refresh(session, run)
+    if current in (JobStatus.QUEUED, JobStatus.RUNNING):
+        raise EvolutionRunStateError(f"evolution run {run.id} is {current} already: nothing to resume")
+    if current == JobStatus.FINISHED:
+        raise EvolutionRunStateError(
+            f"evolution run {run.id} is finished ({run.termination_reason}): start a new run to go on"
+        )
+    try:
+        status = resume_job(run.job_id)
+    except JobNotFound:
+        raise EvolutionRunNotFound(run.id) from None
+    except JobStateError:
+        current = _refresh(session, run)
+        raise EvolutionRunStateError(f"evolution run {run.id} is {current}: it cannot be resumed") from None
+    _refresh(session, run)
+    return status
+
+
+# ---------------------------------------------------------------- reading a run
+def generations(session: Session, run: EvolutionRun) -> list[EvolutionGeneration]:
+    return list(
+        session.scalars(
+            select(EvolutionGeneration)
+            .where(EvolutionGeneration.run_id == run.id)
+            .order_by(EvolutionGeneration.number)
+        )
+    )
+
+
+def programs(
+    session: Session,
+    run: EvolutionRun,
+    *,
+    generation: int | None = None,
+    status: ProgramStatus | None = None,
+    limit: int = 1000,
+    offset: int = 0,
+) -> tuple[list[EvolutionProgram], int]:
+    query = select(EvolutionProgram).where(EvolutionProgram.run_id == run.id)
+    if generation is not None:
+        query = query.where(EvolutionProgram.generation == generation)
+    if status is not None:
+        query = query.where(EvolutionProgram.status == status)
+    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    rows = session.scalars(query.order_by(EvolutionProgram.seq).limit(limit).offset(offset)).all()
+    return list(rows), total
+
+
+PROGRAM_NAME = re.compile(r"p?([0-9]{1,9})", re.ASCII)
+
+
+def parse_program_name(name: str) -> int | None:
+    """ "p12" or "12" -> 12; None for anything else (ASCII digits only, at most nine)."""
+    found = PROGRAM_NAME.fullmatch(name.strip())
+    return int(found.group(1)) if found else None
+
+
+def program(session: Session, run: EvolutionRun, name: str) -> EvolutionProgram:
+    """A program by its name in the run ("p12", or just 12)."""
+    seq = parse_program_name(name)
+    row = (
+        None
+        if seq is None
+        else session.scalars(
+            select(EvolutionProgram).where(EvolutionProgram.run_id == run.id, EvolutionProgram.seq == seq)
+        ).one_or_none()
+    )
+    if row is None:
+        raise ProgramNotFound(run.id, name)
+    return row
+
+
+def seq_names(session: Session, run: EvolutionRun) -> dict[uuid.UUID, str]:
+    """Program id -> "p<seq>" for the run (to show lineage by name)."""
+    rows = session.execute(
+        select(EvolutionProgram.id, EvolutionProgram.seq).where(EvolutionProgram.run_id == run.id)
+    ).all()
+    return {pid: f"p{seq}" for pid, seq in rows}
+
+
+def llm_calls(
+    session: Session, run: EvolutionRun, *, role: LlmRole | None = None, limit: int = 100, offset: int = 0
+) -> tuple[list[EvolutionLlmCall], int]:
+    query = select(EvolutionLlmCall).where(EvolutionLlmCall.run_id == run.id)
+    if role is not None:
+        query = query.where(EvolutionLlmCall.role == role)
+    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    rows = session.scalars(
+        query.order_by(EvolutionLlmCall.created_at, EvolutionLlmCall.key).limit(limit).offset(offset)
+    ).all()
+    return list(rows), total
+
+
+def llm_call(session: Session, run: EvolutionRun, call_id: uuid.UUID) -> EvolutionLlmCall:
+    row = session.get(EvolutionLlmCall, call_id)
+    if row is None or row.run_id != run.id:
+        raise LlmCallNotFound(run.id, call_id)
+    return row
+
+
+def events(
+    session: Session,
+    run: EvolutionRun,
+    *,
+    after: int = 0,
+    kinds: tuple[EvolutionEventKind, ...] = (),
+    limit: int = 500,
+) -> list[EvolutionEvent]:
+    query = select(EvolutionEvent).where(EvolutionEvent.run_id == run.id, EvolutionEvent.id > after)
+    if kinds:
+        query = query.where(EvolutionEvent.kind.in_(kinds))
+    return list(session.scalars(query.order_by(EvolutionEvent.id).limit(limit)))
+
+
+@dataclass(frozen=True, slots=True)
+class SpendLine:
+    role: LlmRole
+    model: str
+    calls: int
+    failed: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+
+
+def spend(session: Session, run: EvolutionRun) -> list[SpendLine]:
+    """What the run's LLM calls cost, per role and model."""
+    rows = session.execute(
+        select(
+            EvolutionLlmCall.role,
+            EvolutionLlmCall.model,
+            func.count(),
+            func.count().filter(EvolutionLlmCall.status != "ok"),
+            func.coalesce(func.sum(EvolutionLlmCall.prompt_tokens), 0),
+            func.coalesce(func.sum(EvolutionLlmCall.completion_tokens), 0),
+            func.coalesce(func.sum(EvolutionLlmCall.cost_usd), 0.0),
+        )
+        .where(EvolutionLlmCall.run_id == run.id)
+        .group_by(EvolutionLlmCall.role, EvolutionLlmCall.model)
+        .order_by(EvolutionLlmCall.role, EvolutionLlmCall.model)
+    ).all()
+    return [SpendLine(LlmRole(r[0]), r[1], r[2], r[3], int(r[4]), int(r[5]), float(r[6])) for r in rows]

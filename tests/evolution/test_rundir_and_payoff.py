@@ -1,0 +1,216 @@
+"""The run directory written from the database (shared.evolution.rundir) and the payoff table's
+Nash averaging (shared.evolution.payoff)."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.orm import Session
+
+from shared.config import get_settings
+from shared.db.models import User
+from shared.evolution import EvolutionConfig, get_run, new_run
+from shared.evolution.payoff import PayoffTable, nash_average, payoff_table, solve_meta_game
+from shared.evolution.rundir import archive_name, run_archive, sanitise, write_run_directory
+from shared.states import UserRole
+from tests.gateway.test_evolution_api import CHILD_CODE, CHILD_DIFF, seed_run
+
+LLM_KEY = "sk-rundir-" + uuid.uuid4().hex
+
+
+def record(wins: int, draws: int, losses: int) -> dict[str, int]:
+    return {"wins": wins, "draws": draws, "losses": losses, "games": wins + draws + losses}
+
+
+# --------------------------------------------------------------------------- payoff
+
+
+def test_rock_paper_scissors_is_uniform() -> None:
+    # Programs R, P, S against opponents R, P, S; a win is 1, a draw 0.5, a loss 0.
+    beats = {"R": "S", "P": "R", "S": "P"}
+    rows = []
+    for me in "RPS":
+        table = {}
+        for them in "RPS":
+            table[them] = (
+                record(1, 0, 0) if beats[me] == them else record(0, 1, 0) if me == them else record(0, 0, 1)
+            )
+        rows.append((me, {"per_opponent": table}))
+    nash = nash_average(payoff_table(rows))
+    for weight in nash.mixture.values():
+        assert weight == pytest.approx(1 / 3, abs=0.02)
+    for fitness in nash.fitness.values():
+        assert fitness == pytest.approx(0.5, abs=0.02)
+    assert nash.value == pytest.approx(0.0, abs=0.02)
+    # Deterministic: the same table, the same numbers.
+    assert nash_average(payoff_table(rows)) == nash
+
+
+def test_a_dominated_opponent_gets_no_weight() -> None:
+    rows = [
+        (
+            "a",
+            {
+                "per_opponent": {
+                    "strong": record(3, 0, 7),
+                    "medium": record(6, 0, 4),
+                    "pushover": record(10, 0, 0),
+                }
+            },
+        ),
+        (
+            "b",
+            {
+                "per_opponent": {
+                    "strong": record(5, 0, 5),
+                    "medium": record(4, 0, 6),
+                    "pushover": record(9, 1, 0),
+                }
+            },
+        ),
+        ("c", {"per_opponent": {"strong": record(1, 0, 9), "pushover": record(10, 0, 0)}}),
+    ]
+    table = payoff_table(rows)
+    assert table.opponents == ["medium", "pushover", "strong"]
+    assert table.matrix()[2] == [0.5, 1.0, 0.1]  # c never met "medium": counted even
+    nash = nash_average(table)
+    assert nash.mixture["pushover"] < 0.01
+    # b beats the strong opponent most: it ranks first by Nash fitness, a first by plain average.
+    assert max(nash.fitness, key=lambda k: nash.fitness[k]) == "b"
+    assert nash.fitness["c"] < nash.fitness["a"] < nash.fitness["b"]
+
+
+def test_solver_edge_cases() -> None:
+    one = solve_meta_game([[0.2]])
+    assert one.row_mixture == [1.0] and one.column_mixture == [1.0] and one.value == pytest.approx(0.2)
+    assert solve_meta_game([[0.0, 0.0], [0.0, 0.0]]).gap == pytest.approx(0.0)
+    with pytest.raises(ValueError):
+        solve_meta_game([])
+    empty = nash_average(PayoffTable())
+    assert empty.mixture == {} and empty.fitness == {}
+    # Programs without records, malformed records and empty ones are left out.
+    table = payoff_table(
+        [("x", {}), ("y", {"per_opponent": {"o": "bad", "q": record(0, 0, 0)}}), ("z", None)]
+    )
+    assert table.programs == [] and table.opponents == []
+
+
+# --------------------------------------------------------------------------- run directory
+
+
+@pytest.fixture()
+def seeded_run(db_session: Session) -> Any:
+    owner = User(name=f"rundir-{uuid.uuid4().hex[:8]}", role=UserRole.USER)
+    db_session.add(owner)
+    db_session.flush()
+    run, _ = new_run(
+        db_session,
+        get_settings(),
+        owner,
+        name="dir-run",
+        game="podracing",
+        config=EvolutionConfig(),
+        api_key=LLM_KEY,
+    )
+    db_session.commit()
+    seeded = seed_run(run.id, finished=True)
+    return get_run(db_session, owner, run.id), seeded
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def test_write_run_directory(db_session: Session, seeded_run: Any, tmp_path: Path) -> None:
+    run, seeded = seeded_run
+    root = write_run_directory(db_session, run, tmp_path / "out")
+    assert read_json(root / "config.json") == EvolutionConfig().model_dump(mode="json")
+    summary = read_json(root / "summary.json")
+    assert summary["status"] == "queued" and summary["generations"] == 3
+    assert summary["best_program"] == "p2" and summary["best_fitness"] == 0.7
+    assert summary["spend"] == {"usd": 0.014, "tokens": 4680, "llm_calls": 3}
+    assert summary["termination_reason"] == "max generations"
+
+    log = [json.loads(line) for line in (root / "evolution_log.jsonl").read_text().splitlines()]
+    assert len(log) == len(seeded.events)
+    assert set(log[0]) == {"timestamp", "event", "generation", "data"}
+    assert log[1]["event"] == "root_decision" and log[1]["data"]["reasoning"].startswith("Start by")
+    root_log = [json.loads(line) for line in (root / "root_llm_log.jsonl").read_text().splitlines()]
+    kinds = [line["event"] for line in root_log]
+    assert "run_started" not in kinds
+    assert {
+        "root_decision",
+        "fallback",
+        "parameters_changed",
+        "generation_advanced",
+        "terminated",
+        "llm_call",
+    } == set(kinds)
+    call = next(line for line in root_log if line["event"] == "llm_call")
+    assert call["data"]["prompt_tokens"] == 1200 and call["data"]["cost_usd"] == 0.004
+    assert call["data"]["latency_ms"] == 900.0 and call["data"]["status"] == "ok"
+
+    gen1 = root / "generations" / "gen_001"
+    gsum = read_json(gen1 / "generation_summary.json")
+    assert (
+        gsum["selected"] == ["p2"] and gsum["reasoning"] == "p2 boosts well" and gsum["stats"]["best"] == 0.7
+    )
+    p2 = gen1 / "programs" / "p00002"
+    assert (p2 / "code.py").read_text() == CHILD_CODE
+    metrics = read_json(p2 / "metrics.json")
+    assert metrics["fitness"] == 0.7 and metrics["cell"] == [3, 2] and metrics["stage"] == "tournament"
+    assert metrics["descriptors"] == {"aggression": 0.7, "accuracy": 0.45}
+    assert metrics["feedback"] == {"summary": "wins races"} and "per_opponent" in metrics["metrics"]
+    meta = read_json(p2 / "metadata.json")
+    assert meta["id"] == str(seeded.ids["p2"]) and meta["generation"] == 1 and meta["island"] == 0
+    assert (
+        meta["origin"] == "diff" and meta["status"] == "evaluated" and meta["focus"] == "boost on straights"
+    )
+    assert meta["explanation"] == "boost when aligned" and meta["created_at"]
+    parent = read_json(p2 / "parent_info.json")
+    assert parent == {"parent": "p1", "parent_fitness": 0.4, "inspirations": ["p1"], "diff": CHILD_DIFF}
+    assert read_json(root / "generations/gen_000/programs/p00001/parent_info.json")["parent"] is None
+
+    calls = sorted(p.name for p in (gen1 / "llm_calls").iterdir())
+    assert calls == ["g1_child_p2_a.json", "g1_child_p4.json"]
+    child = read_json(gen1 / "llm_calls" / "g1_child_p2_a.json")
+    assert (
+        child["prompt"][0]["content"] == "you write podracing bots" and child["answer"] == "<<<SEARCH ... >>>"
+    )
+    assert child["prompt_tokens"] == 3000 and child["cost_usd"] == 0.01
+    assert not (root / "generations/gen_000/llm_calls").exists()  # the root's call is in the root log
+
+    best = (root / "best_bot.py").read_text()
+    assert best.endswith(CHILD_CODE) and best.startswith("# Evolved by Arena")
+    compile(best, "best_bot.py", "exec")
+    for path in root.rglob("*"):
+        if path.is_file():
+            assert LLM_KEY not in path.read_text()
+
+
+def test_run_archive(db_session: Session, seeded_run: Any) -> None:
+    run, _ = seeded_run
+    blob = run_archive(db_session, run)
+    top = archive_name(run)
+    assert top == f"evolution-dir-run-{run.id.hex[:8]}"
+    with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
+        names = tar.getnames()
+        assert all(name == top or name.startswith(top + "/") for name in names)
+        code = tar.extractfile(f"{top}/generations/gen_001/programs/p00002/code.py")
+        assert code is not None and code.read().decode() == CHILD_CODE
+        for member in tar.getmembers():
+            if member.isfile():
+                handle = tar.extractfile(member)
+                assert handle is not None and LLM_KEY.encode() not in handle.read()
+
+
+def test_sanitise() -> None:
+    assert sanitise("g1:child:p2/a") == "g1_child_p2_a"
+    assert sanitise("../../etc") == "etc"
+    assert sanitise("::") == "call"

@@ -1,0 +1,108 @@
+"""The program database's rules without a database: the grid, islands and migration, sampling,
+statistics and trends."""
+
+from __future__ import annotations
+
+import random
+import uuid
+
+from services.evolver.database import (
+    Islands,
+    ProgramView,
+    elites,
+    generation_stats,
+    occupancy,
+    sample,
+    trends,
+)
+from shared.states import ProgramStatus
+
+
+def prog(
+    seq: int,
+    fitness: float | None,
+    *,
+    generation: int = 0,
+    island: int = 0,
+    cell: tuple[int, int] | None = (0, 0),
+    status: ProgramStatus = ProgramStatus.EVALUATED,
+    nash: float | None = None,
+) -> ProgramView:
+    return ProgramView(uuid.uuid4(), seq, generation, island, status, fitness, cell, nash_fitness=nash)
+
+
+def test_the_grid_keeps_the_best_program_of_each_cell() -> None:
+    a, b, c = prog(0, 0.2, cell=(1, 1)), prog(1, 0.6, cell=(1, 1)), prog(2, 0.1, cell=(3, 0))
+    failed = prog(3, 0.9, cell=(2, 2), status=ProgramStatus.FAILED)
+    grid = elites([a, b, c, failed])
+    assert grid == {(1, 1): b, (3, 0): c}
+    filled = occupancy([a, b, c], bins=5, islands=2)
+    assert filled["cells_filled"] == 2 and filled["cells_total"] == 25 and filled["islands_filled"] == 1
+
+
+def test_migration_moves_each_islands_best_to_the_next_one_once() -> None:
+    progs = [prog(0, 0.3, island=0), prog(1, 0.5, island=0), prog(2, 0.4, island=1)]
+    islands = Islands(2)
+    moves = islands.migrate(progs)
+    assert moves == [(0, 1, "p1"), (1, 0, "p2")]
+    assert islands.migrate(progs) == [], "a program migrates into an island once"
+    assert {p.name for p in islands.pool(progs, 1)} == {"p1", "p2"}
+    again = Islands.from_json(2, islands.to_json())
+    assert again.migrants == islands.migrants
+
+
+def test_exploitation_prefers_the_selection_and_nash_fitness_exploration_draws_from_the_grid() -> None:
+    weak_farmer = prog(0, 0.9, cell=(0, 0), nash=0.2)
+    strong = prog(1, 0.6, cell=(1, 0), nash=0.6)
+    other = prog(2, 0.1, cell=(4, 4), island=1)
+    progs = [weak_farmer, strong, other]
+    rng = random.Random(3)
+    picks = [sample(progs, Islands(2), 0, [], rng, exploration_ratio=0.0, inspirations=1) for _ in range(200)]
+    counts = {p.parent.name: 0 for p in picks if p is not None}
+    for p in picks:
+        assert p is not None and p.how == "exploitation" and p.parent.island == 0
+        counts[p.parent.name] += 1
+    assert counts["p1"] > counts["p0"], "Nash fitness outranks a high plain fitness"
+    chosen = [
+        sample(progs, Islands(2), 0, [str(other.id)], rng, exploration_ratio=0.0, inspirations=0)
+        for _ in range(50)
+    ]
+    assert all(d is not None for d in chosen)
+    explored = {
+        d.parent.name
+        for d in (
+            sample(progs, Islands(2), 0, [], rng, exploration_ratio=1.0, inspirations=2) for _ in range(200)
+        )
+        if d is not None
+    }
+    assert explored == {"p0", "p1", "p2"}, "exploration reaches every elite, any island"
+    draw = sample(progs, Islands(2), 0, [], random.Random(1), exploration_ratio=0.0, inspirations=2)
+    assert draw is not None and all(i.id != draw.parent.id for i in draw.inspirations)
+    assert (
+        sample(
+            [prog(0, None, status=ProgramStatus.PENDING)],
+            Islands(1),
+            0,
+            [],
+            rng,
+            exploration_ratio=0.5,
+            inspirations=1,
+        )
+        is None
+    )
+
+
+def test_statistics_and_trends_count_generations_without_improvement() -> None:
+    progs = [
+        prog(0, 0.3, generation=0),
+        prog(1, 0.5, generation=1, island=1),
+        prog(2, 0.4, generation=1),
+        prog(3, 0.45, generation=2),
+        prog(4, None, generation=2, status=ProgramStatus.REJECTED),
+    ]
+    stats = generation_stats(progs, 1, islands=2)
+    assert stats["best"] == 0.5 and stats["median"] == 0.45 and stats["islands"]["1"]["best"] == 0.5
+    assert generation_stats(progs, 2, islands=2)["rejected"] == 1
+    trend = trends(progs, 3)
+    assert [r["running_best"] for r in trend["generations"]] == [0.3, 0.5, 0.5, 0.5]
+    assert trend["generations_without_improvement"] == 2
