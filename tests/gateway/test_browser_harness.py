@@ -25,7 +25,7 @@ PAGES = {
 
 
 class SlowSite(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+    def do_GET(self) -> None:
         if self.path == "/slow":
             time.sleep(2)
             body = b"late"
@@ -76,5 +76,5 @@ def test_a_fetch_aborted_while_its_page_shows_is_a_failure(browser: Browser, sit
     with offline_page(browser, site) as offline:
         page = offline.open("/abort")
         page.wait_for_timeout(400)
-        with pytest.raises(AssertionError, match="ERR_ABORTED .*/slow"):
+        with pytest.raises(AssertionError, match=r"ERR_ABORTED .*/slow"):
             offline.assert_stayed_offline()
