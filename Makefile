@@ -20,15 +20,20 @@ $(VENV)/.installed: pyproject.toml
 
 install: system-deps $(VENV)/.installed ## create .venv with every service's dependencies
 
-system-deps: ## bubblewrap (the hosted-bot sandbox) and chromium (browser tests); install them when we can
-	@missing=""; \
+system-deps: ## bubblewrap (sandbox), chromium (browser tests), docker-compose and linux-libc-dev (deployment checks); installed when we can
+	@missing=""; lean=""; \
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
-	if [ -n "$$missing" ]; then \
+	command -v docker-compose >/dev/null 2>&1 || lean="$$lean docker-compose"; \
+	if [ "$$(uname -m)" = x86_64 ] && [ ! -e /usr/include/x86_64-linux-gnu/asm/unistd_64.h ] \
+	  && [ ! -e /usr/include/asm/unistd_64.h ]; then lean="$$lean linux-libc-dev"; fi; \
+	if [ -n "$$missing$$lean" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing$$missing (hosted-bot sandbox; browser tests through Playwright)"; \
-	    apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
-	  else echo "WARNING: missing$$missing: hosted bots need bubblewrap outside development mode, the browser tests need /usr/bin/chromium"; fi; \
+	    echo "installing$$missing$$lean (hosted-bot sandbox; browser tests through Playwright; Compose file and seccomp profile checks)"; \
+	    apt-get update -qq \
+	    && { [ -z "$$missing" ] || apt-get install -y -qq $$missing >/dev/null; } \
+	    && { [ -z "$$lean" ] || apt-get install -y -qq --no-install-recommends $$lean >/dev/null; }; \
+	  else echo "WARNING: missing$$missing$$lean: hosted bots need bubblewrap outside development mode, the browser tests need /usr/bin/chromium, the deployment tests docker-compose (the client only) and linux-libc-dev"; fi; \
 	fi
 
 demo: install ## run the platform: embedded or configured Postgres/Redis, gateway, worker, beat, bots, ladder

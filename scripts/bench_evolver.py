@@ -3,6 +3,7 @@ evaluation gets through per minute with one and two match-runner workers, and th
 generation spends outside matches.
 
     .venv/bin/python -m scripts.bench_evolver improve [--generations 20] [--children 4] [--fresh 201]
+    .venv/bin/python -m scripts.bench_evolver neighbourhood [--fresh 120]
     .venv/bin/python -m scripts.bench_evolver throughput [--candidates 6] [--tournament 6]
     .venv/bin/python -m scripts.bench_evolver quick      # both, small: what `make bench` runs
 
@@ -12,6 +13,10 @@ seed and the run's best play the same `--fresh` new matches against the built-in
 alternating, seeds never used in the run), win rates with 95% Wilson intervals. The baseline is the seed,
 measured in the same run. It prints the curve (best and median fitness per generation) and the
 time per generation outside matches.
+
+neighbourhood: the seed's one-constant neighbourhood, played in this process (the seed is the
+project's own code): every named constant scaled by 0.5 and by 1.6 in turn, each variant and the seed
+on the same `--fresh` matches against the built-ins; how far tuning one number can take the seed.
 
 throughput: the same candidates evaluated with their tournament on the `matches` queue, against a
 fleet of hosted bots, with one and then two match-runner workers; candidates per minute and the
@@ -205,6 +210,73 @@ def improve(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _variant(source: str, name: str, value: float) -> str:
+    """`source` with the module-level constant `name` set to `value`."""
+    import re
+
+    changed, count = re.subn(rf"^{name} = .*$", f"{name} = {value!r}", source, flags=re.M)
+    assert count == 1, name
+    return changed
+
+
+def _in_process_score(task: tuple[str, str, int, int]) -> float:
+    """One match of `source` against a built-in, played in this process: 1 win, 0.5 draw, 0 loss."""
+    from shared.games.registry import get_game
+    from shared.games.replay import play_local
+
+    source, opponent, seed, seat = task
+    namespace: dict[str, Any] = {"__name__": "candidate"}
+    exec(compile(source, "candidate", "exec"), namespace)  # the project's own seed, not generated code
+    game = get_game("battle")
+    other = game.builtin_bots()[opponent]
+    bots = [namespace["decide"], other] if seat == 0 else [other, namespace["decide"]]
+    ranks = {p["player"]: p["rank"] for p in play_local(game, seed, bots)["result"]["players"]}
+    mine, theirs = ranks[seat], ranks[1 - seat]
+    return 1.0 if mine < theirs else 0.5 if mine == theirs else 0.0
+
+
+def neighbourhood(args: argparse.Namespace) -> dict[str, Any]:
+    """Win rates of the seed and of every one-constant variant of it over the same fresh matches."""
+    import re
+    from multiprocessing import Pool
+
+    from services.evolver.evaluation.cascade import builtin_names
+    from services.evolver.seeds import seed_program
+
+    seed = seed_program("battle")
+    names = builtin_names("battle")
+    variants: list[tuple[str, str]] = [("seed", seed)]
+    for name, literal in re.findall(r"^([A-Z][A-Z_]+) = ([0-9.]+)$", seed, flags=re.M):
+        for factor in (0.5, 1.6):
+            value: float = float(literal) * factor
+            value = round(value) if "." not in literal else round(value, 2)
+            variants.append((f"{name}={value}", _variant(seed, name, value)))
+    matches = [
+        (names[i % len(names)], 20_000_000 + i * 7919, (i // len(names)) % 2) for i in range(args.fresh)
+    ]
+    rows = []
+    started = time.monotonic()
+    with Pool(max(1, args.jobs)) as pool:
+        for label, source in variants:
+            scores = pool.map(_in_process_score, [(source, o, s, seat) for o, s, seat in matches])
+            rate = sum(scores) / len(scores)
+            low, high = _wilson(sum(scores), len(scores))
+            rows.append(
+                {"variant": label, "win_rate": round(rate, 3), "ci95": [round(low, 3), round(high, 3)]}
+            )
+            print(f"{label:28s} {rate:.3f}", file=sys.stderr, flush=True)
+    best = max(rows[1:], key=lambda row: row["win_rate"])
+    return {
+        "mode": "neighbourhood",
+        "matches_per_variant": args.fresh,
+        "seconds": round(time.monotonic() - started, 1),
+        "seed": rows[0],
+        "best_variant": best,
+        "variants_above_60pct": [row["variant"] for row in rows[1:] if row["win_rate"] >= 0.6],
+        "variants": rows,
+    }
+
+
 def _start_worker(name: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
     from services.match_runner.commands import worker_command
 
@@ -355,7 +427,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("mode", choices=("improve", "throughput", "quick"), nargs="?", default="quick")
+    parser.add_argument(
+        "mode", choices=("improve", "neighbourhood", "throughput", "quick"), nargs="?", default="quick"
+    )
     parser.add_argument("--generations", type=int, default=20)
     parser.add_argument("--children", type=int, default=4)
     parser.add_argument("--quick", type=int, default=3)
@@ -376,6 +450,8 @@ def main(argv: list[str] | None = None) -> int:
         report = {"improve": improve(args), "throughput": throughput(args)}
     elif args.mode == "improve":
         report = improve(args)
+    elif args.mode == "neighbourhood":
+        report = neighbourhood(args)
     else:
         report = throughput(args)
     print(json.dumps(report, indent=2, default=str))

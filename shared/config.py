@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from functools import cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from shared.states import ReplayStorage
+
 DEFAULT_SECRET_KEY = "arena-development-secret-key-change-me"
+_S3_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+"""S3's bucket naming rules (the parts every S3-compatible store shares)."""
 
 
 class Settings(BaseSettings):
@@ -70,6 +76,10 @@ class Settings(BaseSettings):
     stale_match_after_s: float = 30.0
     """A running match whose heartbeat is older than this is considered abandoned by a dead worker."""
     max_match_attempts: int = 3
+    lost_match_after_s: float = Field(default=600.0, gt=0)
+    """A match still queued this long after its play message was sent is sent again: the message may
+    be lost (a broker restarted without persistence, a send that failed). Keep it above the longest
+    wait a match normally has in the queue; a message that was not lost only costs a no-op duplicate."""
     challenge_rate_limit: int = Field(default=20, ge=1)
     """Challenges (POST /matches) one user may request per window, across every gateway process."""
     challenge_rate_window_s: int = Field(default=600, ge=1)
@@ -116,9 +126,33 @@ class Settings(BaseSettings):
     """CPU threads torch may use in the trainer worker; 0: torch's default (one per core). Set it
     when the trainer shares its cores with other work: contended threads slow torch down a lot."""
 
+    # Prometheus ports of the workers (docs/deploy.md, "Metrics, dashboards and alerts"); 0: off.
+    # The match runner's is ARENA_WORKER_METRICS_PORT (services/match_runner/worker.py).
+    trainer_metrics_port: int = Field(default=0, ge=0, le=65535)
+    """The trainer worker's pool process serves /metrics here (compose: 9102)."""
+    evolver_metrics_port: int = Field(default=0, ge=0, le=65535)
+    """The evolver worker's pool process serves /metrics here (compose: 9103)."""
+
     # Hosted bots
-    sandbox_backend: Literal["bwrap", "process", "docker"] = "bwrap"
+    sandbox_backend: Literal["bwrap", "process"] = "bwrap"
+    """`bwrap` (bubblewrap: the isolation boundary) or `process` (no isolation; development only)."""
     hosted_code_max_chars: int = Field(default=100_000, ge=100)
+
+    # Replays (shared/replay_store; docs/deploy.md, "Replays in object storage")
+    replay_store: ReplayStorage = ReplayStorage.FILESYSTEM
+    """Where new replays are written: `filesystem` (files under `replay_dir`, enough for one machine or
+    a volume every gateway and match runner mounts) or `s3` (a bucket on any S3-compatible store).
+    The `replays` table records each replay's place, so replays written elsewhere stay readable."""
+    replay_dir: Path | None = None
+    """The filesystem store's folder; unset: `<data_dir>/replays`."""
+    replay_s3_endpoint: str | None = None
+    """The S3 endpoint URL (`http://minio:9000`); unset: AWS S3 in `replay_s3_region`."""
+    replay_s3_bucket: str | None = None
+    """The bucket that holds the replays; required by the `s3` store, created on first write if missing."""
+    replay_s3_access_key: str | None = None
+    replay_s3_secret_key: SecretStr | None = None
+    """Both or neither; unset: boto3's own credential chain (AWS_* variables, instance roles)."""
+    replay_s3_region: str = "us-east-1"
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:
@@ -146,6 +180,52 @@ class Settings(BaseSettings):
                 "iteration, the checkpoint and the export still follow"
             )
         return self
+
+    @field_validator(
+        "replay_s3_endpoint",
+        "replay_s3_bucket",
+        "replay_s3_access_key",
+        "replay_s3_secret_key",
+        mode="before",
+    )
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """`ARENA_REPLAY_S3_ACCESS_KEY=` (Compose's `${VAR:-}`) means unset, not an empty key."""
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _check_replay_store(self) -> Settings:
+        if self.replay_store == ReplayStorage.DATABASE:
+            raise ValueError(
+                "ARENA_REPLAY_STORE=database is not a place to write replays (old rows are still read "
+                "from it); use 'filesystem' or 's3'"
+            )
+        if self.replay_s3_bucket is not None and not _S3_BUCKET.fullmatch(self.replay_s3_bucket):
+            raise ValueError(
+                f"ARENA_REPLAY_S3_BUCKET {self.replay_s3_bucket!r} is not a valid bucket name: 3 to 63 "
+                "lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit"
+            )
+        if self.replay_s3_endpoint is not None:
+            parts = urlsplit(self.replay_s3_endpoint)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(
+                    f"ARENA_REPLAY_S3_ENDPOINT {self.replay_s3_endpoint!r} must be an http:// or https:// "
+                    "URL with a host, e.g. http://minio:9000"
+                )
+        if (self.replay_s3_access_key is None) != (self.replay_s3_secret_key is None):
+            raise ValueError(
+                "set both ARENA_REPLAY_S3_ACCESS_KEY and ARENA_REPLAY_S3_SECRET_KEY, or neither "
+                "(then boto3's own credential chain is used)"
+            )
+        if self.replay_store == ReplayStorage.S3 and self.replay_s3_bucket is None:
+            raise ValueError(
+                "ARENA_REPLAY_STORE=s3 needs ARENA_REPLAY_S3_BUCKET (the bucket that holds replays)"
+            )
+        return self
+
+    def replay_path(self) -> Path:
+        """The filesystem replay store's folder (`replay_dir`, or under data_dir)."""
+        return self.replay_dir or self.data_dir / "replays"
 
     def task_hard_time_limits(self) -> dict[str, int]:
         """Every task's hard time limit, by setting: the broker's visibility timeout must outlast them

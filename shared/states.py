@@ -81,6 +81,18 @@ class MatchStatus(StrEnum):
         return self not in MatchStatus.pending()
 
 
+class ReplayStorage(StrEnum):
+    """Where a replay's gzip bytes live (`replays.storage`; shared/replay_store)."""
+
+    DATABASE = "database"
+    """In the row itself (`replays.data`): every replay stored before object storage existed.
+    Still read; never written any more (`python -m shared.replay_store.migrate` moves them out)."""
+    FILESYSTEM = "filesystem"
+    """A file under `ARENA_REPLAY_DIR` (default `<data_dir>/replays`) that every reader can see."""
+    S3 = "s3"
+    """An object in an S3-compatible bucket (MinIO, AWS S3, ...)."""
+
+
 class JobStatus(StrEnum):
     """A long job (training run, evolution run), worked through in chunks; see docs/long-jobs.md.
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import secrets
+import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import create_engine, inspect, pool
+from sqlalchemy import create_engine, inspect, pool, select, text
+from sqlalchemy.orm import Session
 
 from shared.db.models import Base
 from tests.conftest import _pg_available, create_database, drop_database, migrate
@@ -54,3 +58,241 @@ def test_upgrade_check_downgrade_upgrade(fresh_url: str) -> None:
 
     migrate(fresh_url)
     assert _diff(fresh_url) == []
+
+
+# A database created by the first release's migrations, with the rows that release wrote, upgraded to
+# today's head: every row survives, loads through today's models and serves today's code.
+
+FIRST_RELEASE_SECRET = "whsec_" + "first-release-bot-secret-0123456789"
+FIRST_RELEASE_KEY = "arena_" + "first-release-api-key-0123456789abcdef"
+HOSTED_SOURCE = "def decide(observation):\n    return {'pods': [{'x': 8000, 'y': 4500, 'thrust': 100}] * 2}\n"
+REPLAY_CONFIG = {"laps": 1, "max_turns": 30}
+
+
+def _first_revision() -> str:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from shared.db.migrations import ALEMBIC_INI
+
+    bases = ScriptDirectory.from_config(Config(str(ALEMBIC_INI))).get_bases()
+    assert len(bases) == 1, f"the migrations have several bases: {bases}"
+    return bases[0]
+
+
+def _first_release_rows(url: str) -> dict[str, Any]:
+    """Insert, with raw SQL in the first release's schema, what that release stored: users and an
+    API key, an HTTP bot, a hosted bot with two versions, an inactive bot, ratings, a finished rated
+    match with results and a real replay, a queued ladder match and a failed one."""
+    from shared.config import get_settings
+    from shared.crypto import api_key_prefix, encrypt_secret, hash_api_key
+    from shared.games.podracing.bots import runner
+    from shared.games.registry import get_game
+    from shared.games.replay import compress, play_local
+
+    settings = get_settings()
+    names = "admin alice key http hosted idle v_http v_hosted1 v_hosted2 v_idle finished queued failed"
+    ids = {name: uuid.uuid4() for name in names.split()}
+    replay = play_local(get_game("podracing"), 11, [runner, runner], dict(REPLAY_CONFIG))
+    blob = compress(replay)
+    ranks = [p["rank"] for p in sorted(replay["result"]["players"], key=lambda p: p["player"])]
+    engine = create_engine(url, poolclass=pool.NullPool)
+    statements: list[tuple[str, dict[str, Any]]] = [
+        (
+            "INSERT INTO users (id, name, role) VALUES (:admin, 'admin', 'admin'), (:alice, 'alice', 'user')",
+            {},
+        ),
+        (
+            """
+            INSERT INTO api_keys (id, user_id, prefix, key_hash, name, last_used_at)
+            VALUES (:key, :alice, :prefix, :hash, 'default', now())
+            """,
+            {"prefix": api_key_prefix(FIRST_RELEASE_KEY), "hash": hash_api_key(settings, FIRST_RELEASE_KEY)},
+        ),
+        (
+            """
+            INSERT INTO bots (id, owner_id, name, game, kind, origin, endpoint, secret_encrypted, status)
+            VALUES (:http, :alice, 'racer', 'podracing', 'http', 'human', :endpoint, :secret, 'active'),
+                   (:hosted, :alice, 'hosted-racer', 'podracing', 'hosted', 'human', NULL, :secret, 'active'),
+                   (:idle, :admin, 'idle', 'podracing', 'http', 'builtin', :endpoint, :secret, 'inactive')
+            """,
+            {"endpoint": "http://127.0.0.1:9/", "secret": encrypt_secret(settings, FIRST_RELEASE_SECRET)},
+        ),
+        (
+            """
+            INSERT INTO bot_versions (id, bot_id, number, source, contract, source_sha256, notes)
+            VALUES (:v_http, :http, 1, NULL, NULL, NULL, CAST(:http_notes AS jsonb)),
+                   (:v_hosted1, :hosted, 1, :source, 'decide', :sha, '{}'),
+                   (:v_hosted2, :hosted, 2, :source, 'decide', :sha, CAST(:hosted_notes AS jsonb)),
+                   (:v_idle, :idle, 1, NULL, NULL, NULL, '{}')
+            """,
+            {
+                "http_notes": json.dumps({"endpoint": "http://127.0.0.1:9/"}),
+                "hosted_notes": json.dumps({"comment": "faster"}),
+                "source": HOSTED_SOURCE,
+                "sha": "0" * 64,
+            },
+        ),
+        (
+            """
+            UPDATE bots SET current_version_id =
+                   CASE id WHEN :http THEN :v_http WHEN :hosted THEN :v_hosted2 ELSE :v_idle END
+            """,
+            {},
+        ),
+        (
+            """
+            INSERT INTO ratings (bot_id, game, mu, sigma, ordinal, matches_played, wins, draws, losses)
+            VALUES (:http, 'podracing', 27.1, 7.9, 3.4, 1, 1, 0, 0),
+                   (:hosted, 'podracing', 22.9, 7.9, -0.8, 1, 0, 0, 1),
+                   (:idle, 'podracing', 25.0, 8.333, 0.001, 0, 0, 0, 0)
+            """,
+            {},
+        ),
+        (
+            """
+            INSERT INTO matches (id, game, kind, rated, status, seed, config, attempts, requested_by_id,
+                                 worker, started_at, heartbeat_at, finished_at, turns, end_reason, error)
+            VALUES (:finished, 'podracing', 'challenge', true, 'finished', 11, CAST(:config AS jsonb), 1,
+                    :alice, 'worker@host', now(), now(), now(), :turns, :reason, NULL),
+                   (:queued, 'podracing', 'ladder', true, 'queued', 12, CAST(:config AS jsonb), 0,
+                    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+                   (:failed, 'podracing', 'challenge', false, 'failed', 13, '{}', 3,
+                    :alice, NULL, now(), now(), now(), NULL, NULL,
+                    'abandoned: its worker stopped 3 times (heartbeat lost)')
+            """,
+            {
+                "config": json.dumps(REPLAY_CONFIG),
+                "turns": replay["result"]["turns"],
+                "reason": replay["result"]["reason"],
+            },
+        ),
+        (
+            """
+            INSERT INTO match_participants (id, match_id, slot, bot_id, bot_version_id, rank, score, metrics,
+                                            mu_before, sigma_before, mu_after, sigma_after, errors, timeouts,
+                                            forfeited, latency_p50_ms, latency_p99_ms, error_samples)
+            VALUES (gen_random_uuid(), :finished, 0, :http, :v_http, :rank0, 3, '{"checkpoints": 3}',
+                    25, 8.333, 27.1, 7.9, 0, 0, false, 1.5, 4.2, '[]'),
+                   (gen_random_uuid(), :finished, 1, :hosted, :v_hosted2, :rank1, 2, '{"checkpoints": 2}',
+                    25, 8.333, 22.9, 7.9, 1, 1, false, 2.5, 9.1,
+                    '[{"turn": 4, "error": "no answer within 1000 ms"}]'),
+                   (gen_random_uuid(), :queued, 0, :http, NULL, NULL, NULL, '{}',
+                    NULL, NULL, NULL, NULL, 0, 0, false, NULL, NULL, '[]'),
+                   (gen_random_uuid(), :queued, 1, :hosted, NULL, NULL, NULL, '{}',
+                    NULL, NULL, NULL, NULL, 0, 0, false, NULL, NULL, '[]'),
+                   (gen_random_uuid(), :failed, 0, :http, :v_http, NULL, NULL, '{}',
+                    NULL, NULL, NULL, NULL, 0, 0, false, NULL, NULL, '[]'),
+                   (gen_random_uuid(), :failed, 1, :idle, :v_idle, NULL, NULL, '{}',
+                    NULL, NULL, NULL, NULL, 0, 0, false, NULL, NULL, '[]')
+            """,
+            {"rank0": ranks[0], "rank1": ranks[1]},
+        ),
+        (
+            "INSERT INTO replays (match_id, data, size_bytes, frames) VALUES (:finished, :blob, :size, :n)",
+            {"blob": blob, "size": len(blob), "n": len(replay["frames"])},
+        ),
+    ]
+    try:
+        with engine.begin() as conn:
+            for statement, params in statements:
+                conn.execute(text(statement), {**ids, **params})
+    finally:
+        engine.dispose()
+    return {**ids, "replay": replay, "ranks": ranks}
+
+
+def test_first_release_database_upgrades_to_head_with_its_data(fresh_url: str) -> None:
+    from services.gateway.leaderboard.service import leaderboard
+    from services.gateway.matches.service import match_views
+    from shared.config import get_settings
+    from shared.crypto import decrypt_secret, hash_api_key
+    from shared.db.models import ApiKey, Bot, Match, Rating, Replay, User
+    from shared.games.registry import get_game
+    from shared.games.replay import decompress, resimulate
+    from shared.matches import create_match
+    from shared.states import BotKind, BotOrigin, BotStatus, HostedContract, MatchKind, MatchStatus, UserRole
+
+    migrate(fresh_url, _first_revision())
+    # The first release had fewer tables than today (long jobs, training and evolution came later).
+    assert _tables(fresh_url) < set(Base.metadata.tables) | {"alembic_version"}
+    seeded = _first_release_rows(fresh_url)
+    migrate(fresh_url)
+    assert _diff(fresh_url) == [], "the upgraded schema differs from the models"
+
+    settings = get_settings()
+    engine = create_engine(fresh_url, poolclass=pool.NullPool)
+    try:
+        with Session(engine) as session:
+            # Every row of every table loads through today's models (states parse as enums).
+            counts = {
+                mapper.class_.__tablename__: len(session.scalars(select(mapper.class_)).all())
+                for mapper in Base.registry.mappers
+            }
+            expected = {"users": 2, "api_keys": 1, "bots": 3, "bot_versions": 4, "ratings": 3}
+            expected |= {"matches": 3, "match_participants": 6, "replays": 1}
+            assert {table: counts[table] for table in expected} == expected
+
+            alice = session.get_one(User, seeded["alice"])
+            assert alice.role == UserRole.USER
+            assert session.get_one(User, seeded["admin"]).role == UserRole.ADMIN
+            key = session.get_one(ApiKey, seeded["key"])
+            assert key.user_id == alice.id and key.revoked_at is None
+            assert key.key_hash == hash_api_key(settings, FIRST_RELEASE_KEY)
+
+            http = session.get_one(Bot, seeded["http"])
+            hosted = session.get_one(Bot, seeded["hosted"])
+            idle = session.get_one(Bot, seeded["idle"])
+            assert (http.kind, http.origin, http.status) == (BotKind.HTTP, BotOrigin.HUMAN, BotStatus.ACTIVE)
+            assert (idle.origin, idle.status) == (BotOrigin.BUILTIN, BotStatus.INACTIVE)
+            for bot in (http, hosted, idle):
+                # Columns added since the first release: no health trouble, no rotation, no suspension.
+                assert bot.health_failures == 0
+                assert bot.previous_secret_encrypted is None and bot.secret_rotated_at is None
+                assert bot.status_reason is None and bot.suspended_at is None
+                assert bot.last_health_check_at is None and bot.last_health_error is None
+                assert decrypt_secret(settings, bot.secret_encrypted) == FIRST_RELEASE_SECRET
+            assert [v.number for v in hosted.versions] == [1, 2]
+            assert hosted.current_version is not None and hosted.current_version.number == 2
+            assert hosted.current_version.contract == HostedContract.DECIDE
+            assert hosted.current_version.source == HOSTED_SOURCE
+            assert hosted.current_version.notes == {"comment": "faster"}
+
+            finished = session.get_one(Match, seeded["finished"])
+            assert (finished.status, finished.kind, finished.rated) == (
+                MatchStatus.FINISHED,
+                MatchKind.CHALLENGE,
+                True,
+            )
+            assert [(p.bot_id, p.rank) for p in finished.participants] == [
+                (http.id, seeded["ranks"][0]),
+                (hosted.id, seeded["ranks"][1]),
+            ]
+            assert finished.participants[1].error_samples[0]["turn"] == 4
+            assert finished.participants[0].metrics == {"checkpoints": 3}
+            replay_row = session.get_one(Replay, finished.id)
+            assert replay_row.data is not None
+            replay = decompress(replay_row.data)
+            assert replay == seeded["replay"]
+            assert resimulate(get_game("podracing"), replay)["result"] == replay["result"]
+            failed = session.get_one(Match, seeded["failed"])
+            assert failed.status == MatchStatus.FAILED and failed.error and "abandoned" in failed.error
+            queued = session.get_one(Match, seeded["queued"])
+            assert (queued.status, queued.kind) == (MatchStatus.QUEUED, MatchKind.LADDER)
+
+            # Today's code reads them: the leaderboard, match views, and a new match between old bots.
+            board = leaderboard(session, "podracing", False, 10, 0)
+            assert [e.bot_name for e in board.entries] == ["racer", "hosted-racer"]
+            assert board.entries[0].matches == 1 and board.entries[0].wins == 1
+            views = match_views(session, [finished], None)
+            assert views[0].replay_frames == len(seeded["replay"]["frames"])
+            assert [p.rank for p in views[0].participants] == seeded["ranks"]
+            rating = session.get_one(Rating, http.id)
+            assert rating.ordinal == 3.4
+
+            new = create_match(session, game="podracing", bot_ids=[hosted.id, http.id], config=REPLAY_CONFIG)
+            session.commit()
+            assert [p.bot_id for p in new.participants] == [hosted.id, http.id]
+            assert session.get_one(Match, new.id).status == MatchStatus.QUEUED
+    finally:
+        engine.dispose()

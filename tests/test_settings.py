@@ -23,6 +23,17 @@ def test_unsandboxed_backend_is_refused_outside_dev_mode() -> None:
         Settings(dev_mode=False, secret_key="a-real-secret", sandbox_backend="process")
 
 
+def test_an_unknown_sandbox_backend_is_refused_naming_the_allowed_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """There is no docker backend: setting one fails at start-up instead of being ignored."""
+    monkeypatch.setenv("ARENA_SANDBOX_BACKEND", "docker")
+    with pytest.raises(ValidationError) as raised:
+        Settings(dev_mode=True)
+    message = str(raised.value)
+    assert "sandbox_backend" in message and "'bwrap' or 'process'" in message, message
+
+
 def test_broker_must_outlive_the_longest_match() -> None:
     with pytest.raises(ValidationError, match="visibility"):
         Settings(dev_mode=True, match_hard_time_limit_s=4000, match_soft_time_limit_s=3900)

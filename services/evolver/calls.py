@@ -15,7 +15,7 @@ import uuid
 from dataclasses import asdict
 from typing import Any, Protocol
 
-from services.evolver import store
+from services.evolver import metrics, store
 from services.evolver.llm import (
     FailureKind,
     LlmOutcome,
@@ -109,6 +109,7 @@ class RecordedLlm:
             self.reused += 1
             return _outcome(found)
         outcome = self.transport.complete(request)
+        metrics.record_llm_call(request.role, outcome)
         if outcome.failure == FailureKind.BUDGET:
             return outcome  # never made: nothing to record or pay
         stored = _outcome_json(outcome)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from services.evolver import database, prompts, store
+from services.evolver import database, metrics, prompts, store
 from services.evolver.calls import RecordedLlm
 from services.evolver.code import extract_code, normalised_hash, unified_diff
 from services.evolver.contract import MUTABLE_PARAMETERS, ToolName
@@ -263,6 +263,7 @@ class Toolbox:
             )
         if program.status == ProgramStatus.REJECTED:
             out["error"] = program.error
+            metrics.record_failure(metrics.Failure.PROGRAM_REJECTED)
         if program.explanation:
             out["explanation"] = program.explanation[:1_000]
         return out
@@ -395,7 +396,13 @@ class Toolbox:
             # matches they drew (with ten matches, the draw alone moves a win rate by +-0.15).
             scope = "run" if self.config.evaluation.match_seeds == "run" else f"generation:{row.generation}"
             seed = self._rng(f"evaluate:{scope}").randrange(2**31)
-            result = self.evaluator.evaluate(row, self.parameters(), seed)
+            try:
+                result = self.evaluator.evaluate(row, self.parameters(), seed)
+            except Exception:
+                metrics.record_failure(metrics.Failure.EVALUATION_ERROR)
+                raise
+            seconds = result.metrics.get("seconds")
+            metrics.record_evaluation(self.ctx.game, result.status, result.stage, seconds)
             saved = store.save_evaluation(
                 self.ctx.id, row.id, result, promotion_threshold=self.config.promotion_threshold
             )
@@ -463,7 +470,8 @@ class Toolbox:
         search = self.config.search
         stats = database.generation_stats(progs, g, search.islands)
         stats["grid"] = database.occupancy(progs, search.grid_bins, search.islands)
-        store.close_generation(self.ctx.id, g, selected, reasoning or None, stats)
+        if store.close_generation(self.ctx.id, g, selected, reasoning or None, stats):
+            metrics.record_generation(self.ctx.game, store.generation_row(self.ctx.id, g))
         moves: list[tuple[int, int, str]] = []
         interval = int(self.parameters()["migration_interval"])
         if (g + 1) % interval == 0:

@@ -1,23 +1,40 @@
-"""Prometheus metrics: request counts and latency per route template, plus platform gauges
-(matches by status, active bots) read from the database at scrape time so they are never stale."""
+"""Prometheus metrics: request counts and latency per route template, plus platform gauges read
+at scrape time, so they are never stale and do not depend on which worker processes run: matches by
+status, active bots, long jobs by kind and status, the stalest heartbeat of running work, the LLM
+spend every evolution run recorded (from the database), and each Celery queue's backlog (from
+Redis). The process's own default-registry metrics (live-event counters, process and Python) are
+served alongside. docs/deploy.md, "Metrics, dashboards and alerts", lists them all."""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Iterator
+from datetime import datetime
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+import redis
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from shared.db.models import Bot, Match
+from shared.config import get_settings
+from shared.db.models import Bot, EvolutionRun, Job, Match
 from shared.db.session import get_sessionmaker
-from shared.states import BotStatus, MatchStatus
+from shared.evolution import EVOLUTION
+from shared.queue import QUEUES
+from shared.states import BotStatus, JobStatus, MatchStatus
+from shared.training import TRAINING
 
 log = logging.getLogger("services.gateway.metrics")
 
@@ -40,17 +57,61 @@ class GatewayMetrics:
             registry=self.registry,
         )
         self.registry.register(PlatformCollector())
+        self.registry.register(QueueCollector())
+        self.registry.register(DefaultRegistryCollector())
 
     def render(self) -> Response:
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+MATCH_WORK = "match"
+"""The `kind` of running matches in `arena_work_heartbeat_age_seconds` (jobs use their job kind)."""
+JOB_KINDS = (TRAINING.kind, EVOLUTION.kind)
 
 
 class PlatformCollector(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         matches = GaugeMetricFamily("arena_matches", "Matches by status", labels=["status"])
         bots = GaugeMetricFamily("arena_active_bots", "Active bots by game", labels=["game"])
+        jobs = GaugeMetricFamily(
+            "arena_jobs",
+            "Long jobs (training and evolution runs) by kind and status",
+            labels=["kind", "status"],
+        )
+        heartbeat = GaugeMetricFamily(
+            "arena_work_heartbeat_age_seconds",
+            "Seconds since the stalest heartbeat among running work of a kind (match, training, "
+            "evolution): how long a worker holding work has been silent; 0 when none runs",
+            labels=["kind"],
+        )
+        spent = GaugeMetricFamily(
+            "arena_evolution_spent_usd",
+            "LLM spend recorded by every evolution run in the database, in US dollars (delta() over "
+            "a day is the day's spend)",
+        )
         try:
             with get_sessionmaker()() as session:
+                now = session.scalar(select(func.now()))
+                stalest: dict[str, datetime | None] = {
+                    MATCH_WORK: session.scalar(
+                        select(func.min(Match.heartbeat_at)).where(Match.status == MatchStatus.RUNNING)
+                    )
+                }
+                stalest.update(
+                    (kind, beat)
+                    for kind, beat in session.execute(
+                        select(Job.kind, func.min(Job.heartbeat_at))
+                        .where(Job.status == JobStatus.RUNNING)
+                        .group_by(Job.kind)
+                    )
+                )
+                by_kind: dict[tuple[str, str], int] = {
+                    (kind, status): count
+                    for kind, status, count in session.execute(
+                        select(Job.kind, Job.status, func.count()).group_by(Job.kind, Job.status)
+                    )
+                }
+                spent_usd = session.scalar(select(func.coalesce(func.sum(EvolutionRun.spent_usd), 0.0)))
                 by_status: dict[str, int] = {
                     status: count
                     for status, count in session.execute(
@@ -72,10 +133,71 @@ class PlatformCollector(Collector):
             matches.add_metric([status], float(by_status.get(status, 0)))
         for game, count in sorted(by_game.items()):
             bots.add_metric([game], float(count))
-        yield matches
-        yield bots
+        kinds = sorted({*JOB_KINDS, *(kind for kind, _ in by_kind)})
+        for kind in kinds:
+            for job_status in JobStatus:
+                jobs.add_metric([kind, job_status], float(by_kind.get((kind, job_status), 0)))
+        for kind in (MATCH_WORK, *kinds):
+            beat = stalest.get(kind)
+            age = (now - beat).total_seconds() if now is not None and beat is not None else 0.0
+            heartbeat.add_metric([kind], max(0.0, age))
+        spent.add_metric([], float(spent_usd or 0.0))
+        yield from (matches, bots, jobs, heartbeat, spent)
 
     def describe(self) -> Iterator[GaugeMetricFamily]:
+        return iter(())
+
+
+class QueueCollector(Collector):
+    """Messages waiting in each Celery queue, read from the broker at scrape time.
+
+    With Celery's Redis transport (kombu) a queue is a Redis list whose key is the queue's name, so
+    its backlog is LLEN of that key (shared/queue.py sends no priorities, which would add one list
+    per priority). A message a worker has taken and not yet acknowledged is no longer in the list:
+    this counts work nobody has started."""
+
+    def __init__(self, redis_url: str | None = None, queues: tuple[str, ...] = QUEUES) -> None:
+        self.redis_url = redis_url
+        self.queues = queues
+        self._client: redis.Redis | None = None
+
+    def _redis(self) -> redis.Redis:
+        if self._client is None:
+            url = self.redis_url or get_settings().redis_url
+            self._client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
+        return self._client
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        lengths = GaugeMetricFamily(
+            "arena_queue_length",
+            "Messages waiting in a Celery queue (LLEN of the queue's Redis list): queued work no "
+            "worker has taken yet",
+            labels=["queue"],
+        )
+        try:
+            pipeline = self._redis().pipeline(transaction=False)
+            for queue in self.queues:
+                pipeline.llen(queue)
+            counts = pipeline.execute()
+        except redis.RedisError as exc:  # metrics must answer even while the broker is down
+            log.warning("cannot read queue lengths: %s", exc)
+            return
+        for queue, count in zip(self.queues, counts, strict=True):
+            lengths.add_metric([queue], float(count))
+        yield lengths
+
+    def describe(self) -> Iterator[GaugeMetricFamily]:
+        return iter(())
+
+
+class DefaultRegistryCollector(Collector):
+    """What this process registered in prometheus_client's default registry (the live-event
+    counters of shared/events, process and Python metrics), served with the app's own."""
+
+    def collect(self) -> Iterator[Metric]:
+        yield from REGISTRY.collect()
+
+    def describe(self) -> Iterator[Metric]:
         return iter(())
 
 

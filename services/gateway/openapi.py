@@ -179,10 +179,11 @@ says what went wrong for a person to read; `errors` is there when there is a lis
 | 403 | not your bot, not an admin, a rated challenge by a non-admin |
 | 404 | no such route, bot, version, match, replay, key, game, training or evolution run |
 | 409 | a taken name, the wrong kind of bot, an inactive bot, a run whose state forbids it |
+| 410 | a replay that was stored but is no longer in its replay storage |
 | 413 | a body over the size limit, hosted code over its character limit |
 | 422 | invalid parameters or body (`errors` lists them), refused code, a failed endpoint health check |
 | 429 | over the challenge rate limit (see `Retry-After`) |
-| 503 | a backing service (the queue, the rate limiter) is unreachable; try again later |
+| 503 | a backing service (the queue, the rate limiter, replay storage) is unreachable; try again later |
 """
 """The API's introduction at the top of `/docs` and `/redoc`."""
 

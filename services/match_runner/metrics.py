@@ -22,3 +22,21 @@ MATCH_DURATION = Histogram(
     ["game"],
     buckets=(0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900),
 )
+BOT_FAILURE_KINDS = ("timeout", "error")
+"""The `kind` label of BOT_FAILURES (services/match_runner/runner.py)."""
+
+
+def initialise_series() -> None:
+    """Create every game's series at 0, so each exists before its first event (a rate() then sees
+    the first increment, and dashboards show 0 instead of no data). Called by the worker process
+    that serves the metrics; the import is here because play.py imports this module."""
+    from services.match_runner.play import Outcome
+    from shared.games.registry import game_names
+
+    for game in game_names():
+        TURN_LATENCY.labels(game)
+        MATCH_DURATION.labels(game)
+        for outcome in Outcome:
+            MATCHES.labels(game, outcome)
+        for kind in BOT_FAILURE_KINDS:
+            BOT_FAILURES.labels(game, kind)

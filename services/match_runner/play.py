@@ -37,6 +37,7 @@ from shared.config import Settings, get_settings
 from shared.games.base import Game
 from shared.games.registry import get_game
 from shared.jobs import worker_name
+from shared.replay_store import ReplayStoreError, replay_store
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,9 @@ class Outcome(StrEnum):
     """Not ours to play: finished already, running elsewhere, cancelled or unknown."""
     LOST = "lost"
     """We played, but the match was taken away meanwhile; our result was dropped."""
+    UNSTORED = "unstored"
+    """We played, but the replay store refused the replay, so nothing was committed: the match stays
+    running without a heartbeat, and the reaper hands it out again (or fails it after its attempts)."""
 
 
 class NoBotReachable(Exception):
@@ -176,7 +180,12 @@ def run_match(match_id: uuid.UUID, settings: Settings | None = None) -> Outcome:
         _fail(match_id, attempt, f"runner error: {type(exc).__name__}", plan)  # details: the log
         metrics.MATCHES.labels(plan.game, Outcome.FAILED).inc()
         return Outcome.FAILED
-    finished = finish_match(match_id, attempt, played, unrated_reason)
+    try:
+        finished = finish_match(match_id, attempt, played, unrated_reason, replay_store(settings))
+    except ReplayStoreError:
+        log.exception("match %s: cannot store its replay; nothing committed, the reaper retries it", match_id)
+        metrics.MATCHES.labels(plan.game, Outcome.UNSTORED).inc()
+        return Outcome.UNSTORED
     if finished is None:
         log.warning("match %s was taken away before it finished; dropping our result", match_id)
         return Outcome.LOST

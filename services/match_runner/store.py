@@ -21,6 +21,7 @@ from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Replay
 from shared.db.session import get_engine, session_scope
 from shared.games.replay import compress
 from shared.jsonsafe import safe_number, safe_text, storable
+from shared.replay_store import ReplayStore, discard, replay_key, replay_store
 from shared.states import BotKind, HostedContract, MatchKind, MatchStatus
 
 MAX_MATCH_ERROR_CHARS = 2000
@@ -247,16 +248,44 @@ class FinishedMatch:
 
 
 def finish_match(
-    match_id: uuid.UUID, attempt: int, played: PlayedMatch, unrated_reason: str | None = None
+    match_id: uuid.UUID,
+    attempt: int,
+    played: PlayedMatch,
+    unrated_reason: str | None = None,
+    replays: ReplayStore | None = None,
 ) -> FinishedMatch | None:
-    """Write the result, ratings, replay and status in ONE transaction; None if no longer ours.
+    """Write the result, ratings, replay index and status in ONE transaction; None if no longer ours.
 
     The match row is locked first and checked to be running with our attempt number, so two
     attempts can never both finish (and rate) the same match. What is written is made safe first
     (storable_result), so a bot cannot make the insert fail and leave the match running.
+
+    The replay's bytes go to the replay store BEFORE that transaction, under a key of this match and
+    attempt: a crash in between leaves an orphan object, never a result whose replay is missing, and
+    no other attempt can overwrite it. A store that cannot be written raises ReplayStoreError with
+    nothing committed (the match stays running for the reaper to hand out again).
     """
     safe = storable_result(played)
     now = datetime.now(UTC)
+    replays = replays or replay_store()
+    key = replay_key(match_id, attempt)
+    replays.put(key, safe.replay_blob)
+    finished = _commit_result(match_id, attempt, played, unrated_reason, safe, replays, key, now)
+    if finished is None:
+        discard(replays, key)  # not ours after all: nothing will ever point at this object
+    return finished
+
+
+def _commit_result(
+    match_id: uuid.UUID,
+    attempt: int,
+    played: PlayedMatch,
+    unrated_reason: str | None,
+    safe: StorableMatch,
+    replays: ReplayStore,
+    key: str,
+    now: datetime,
+) -> FinishedMatch | None:
     with session_scope() as session:
         match = _lock_if_ours(session, match_id, attempt)
         if match is None:
@@ -294,8 +323,16 @@ def finish_match(
             for participant, change in zip(participants, applied, strict=True):
                 participant.mu_before, participant.sigma_before = change.before.mu, change.before.sigma
                 participant.mu_after, participant.sigma_after = change.after.mu, change.after.sigma
-        blob = safe.replay_blob
-        session.merge(Replay(match_id=match_id, data=blob, size_bytes=len(blob), frames=safe.replay_frames))
+        session.merge(
+            Replay(
+                match_id=match_id,
+                storage=replays.kind,
+                key=key,
+                data=None,
+                size_bytes=len(safe.replay_blob),
+                frames=safe.replay_frames,
+            )
+        )
         session.execute(
             update(Bot).where(Bot.id.in_([p.bot_id for p in participants])).values(last_match_at=now)
         )
@@ -320,7 +357,7 @@ def finish_match(
 
 _REQUEUE = text(
     """
-    UPDATE matches SET status = :queued, worker = NULL
+    UPDATE matches SET status = :queued, worker = NULL, sent_at = now()
      WHERE status = :running AND attempts < :max_attempts
        AND (heartbeat_at IS NULL OR heartbeat_at < now() - make_interval(secs => :stale))
     RETURNING id
@@ -336,18 +373,42 @@ _GIVE_UP = text(
     RETURNING id, error
     """
 )
-
-
-def reap_stale(
-    stale_after_s: float, max_attempts: int
-) -> tuple[list[uuid.UUID], list[tuple[uuid.UUID, str]]]:
-    """Requeue running matches whose worker stopped heartbeating; fail those out of attempts.
-
-    Returns (requeued ids, (failed id, stored error) pairs); the caller sends the requeued ones to
-    the queue again and announces the failed ones.
+_RESEND = text(
     """
-    params = {"stale": stale_after_s, "max_attempts": max_attempts, **_STATES}
+    UPDATE matches SET sent_at = now()
+     WHERE status = :queued AND sent_at < now() - make_interval(secs => :lost)
+    RETURNING id
+    """
+)
+"""Moving `sent_at` forward in the same statement that picks the rows is what makes a resend happen
+once per `lost_after_s`: a concurrent reaper blocks on the row lock, then sees the new `sent_at`."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReapedMatches:
+    """What one reaper round changed; the caller sends and announces after the commit."""
+
+    requeued: list[uuid.UUID] = field(default_factory=list)
+    """Running matches whose worker stopped heartbeating: queued again, to send again."""
+    failed: list[tuple[uuid.UUID, str]] = field(default_factory=list)
+    """The same, out of attempts: failed, with the stored error (to announce)."""
+    resent: list[uuid.UUID] = field(default_factory=list)
+    """Queued matches whose message was sent longer than `lost_after_s` ago: to send again."""
+
+    def to_send(self) -> list[uuid.UUID]:
+        return [*self.requeued, *self.resent]
+
+
+def reap_stale(stale_after_s: float, max_attempts: int, lost_after_s: float) -> ReapedMatches:
+    """Requeue running matches whose worker stopped heartbeating (fail those out of attempts), and
+    pick the queued matches whose play message seems lost: sent longer than `lost_after_s` ago.
+
+    A requeued match counts as sent now, so it is never resent in the same round. Resending a
+    message that was not lost after all is harmless: the claim turns the duplicate into a no-op.
+    """
+    params = {"stale": stale_after_s, "max_attempts": max_attempts, "lost": lost_after_s, **_STATES}
     with get_engine().begin() as conn:
         failed = [(row[0], str(row[1])) for row in conn.execute(_GIVE_UP, params)]
         requeued = [row[0] for row in conn.execute(_REQUEUE, params)]
-    return requeued, failed
+        resent = [row[0] for row in conn.execute(_RESEND, params)]
+    return ReapedMatches(requeued=requeued, failed=failed, resent=resent)

@@ -13,7 +13,7 @@ from typing import Any
 from services.match_runner import announce
 from services.match_runner.ladder import ladder_tick
 from services.match_runner.play import run_match
-from services.match_runner.store import reap_stale
+from services.match_runner.store import ReapedMatches, reap_stale
 from shared.config import get_settings
 from shared.jobs import reap_stale_jobs
 from shared.matches import TASK_PLAY_MATCH, enqueue_match
@@ -52,21 +52,41 @@ def ladder(*_: object) -> int:
     return len(ladder_tick(get_settings()))
 
 
+def reap_matches(stale_after_s: float, max_attempts: int, lost_after_s: float) -> ReapedMatches:
+    """One reaper round over matches: requeue (or fail) those of dead workers and resend the play
+    message of those queued for longer than `lost_after_s` since it was sent; all sends and
+    announcements after the commit.
+
+    A send that fails leaves its match queued with a fresh `sent_at`: a later round resends it."""
+    reaped = reap_stale(stale_after_s, max_attempts, lost_after_s)
+    for match_id in reaped.to_send():
+        try:
+            enqueue_match(match_id)
+        except Exception:
+            log.exception("reaper: could not send match %s (resent after lost_match_after_s)", match_id)
+    for match_id, error in reaped.failed:
+        announce.match_failed(match_id, None, error)
+    if reaped.requeued or reaped.failed or reaped.resent:
+        log.warning(
+            "reaper: requeued %d stale matches, failed %d, resent %d lost match messages",
+            len(reaped.requeued),
+            len(reaped.failed),
+            len(reaped.resent),
+        )
+    return reaped
+
+
 @celery_app.task(name=TASK_REAP_STALE, **_BEAT_TASK)
 def reap() -> dict[str, int]:
     """Give matches and long-job chunks of dead workers to their queue again (or fail them after
-    too many attempts), and resend chunk messages that seem lost.
+    too many attempts), and resend match and chunk messages that seem lost.
 
     Long jobs are reaped here, by the beat the platform always runs, because the job reaper needs no
     service code: each job row names the task and queue of its chunks (see docs/long-jobs.md)."""
     settings = get_settings()
-    requeued, failed = reap_stale(settings.stale_match_after_s, settings.max_match_attempts)
-    for match_id in requeued:
-        enqueue_match(match_id)
-    for match_id, error in failed:  # announced after the reaper's transaction committed
-        announce.match_failed(match_id, None, error)
-    if requeued or failed:
-        log.warning("reaper: requeued %d stale matches, failed %d", len(requeued), len(failed))
+    matches = reap_matches(
+        settings.stale_match_after_s, settings.max_match_attempts, settings.lost_match_after_s
+    )
     jobs = reap_stale_jobs(settings.stale_job_after_s, settings.max_job_chunk_attempts)
     if jobs.requeued or jobs.failed or jobs.stopped or jobs.resent:
         log.warning(
@@ -77,8 +97,9 @@ def reap() -> dict[str, int]:
             len(jobs.resent),
         )
     return {
-        "requeued": len(requeued),
-        "failed": len(failed),
+        "requeued": len(matches.requeued),
+        "failed": len(matches.failed),
+        "resent": len(matches.resent),
         "jobs_requeued": len(jobs.requeued),
         "jobs_failed": len(jobs.failed),
         "jobs_stopped": len(jobs.stopped),

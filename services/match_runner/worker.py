@@ -77,5 +77,7 @@ def start_metrics_server(port: int) -> bool:
 def _on_pool_process_start(**_: object) -> None:
     """Metrics live in the pool process that plays the matches, so serve them from there."""
     port = WorkerSettings().metrics_port
-    if port:
-        start_metrics_server(port)
+    if port and start_metrics_server(port):
+        from services.match_runner.metrics import initialise_series
+
+        initialise_series()

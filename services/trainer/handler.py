@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.orm import Session
 
 from services.trainer import announce, checkpoints, store
+from services.trainer.metrics import record_iteration
 from services.trainer.store import ChunkOutput, IterationRow, NewCheckpoint, RunConfig
 from shared.config import Settings, get_settings
 from shared.jobs import ChunkResult, ChunkWork, JobHandler, PermanentJobError, worker_name
@@ -164,6 +165,7 @@ class TrainingHandler(JobHandler):
             except Exception as exc:  # `record` writes the rows again
                 log.warning("training run %s: could not write iteration %d: %s", run_id, row.iteration, exc)
             announce.progress(run_id, row.iteration, row.global_step, row.stage, values)
+            record_iteration(metrics, trainer.args.num_envs * trainer.args.num_steps)
 
         trainer.run(
             max_seconds=settings.training_chunk_seconds,

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     DateTime,
     Float,
     ForeignKey,
@@ -43,6 +44,7 @@ from shared.states import (
     MatchStatus,
     ProgramOrigin,
     ProgramStatus,
+    ReplayStorage,
     TrainingStage,
     UserRole,
 )
@@ -191,6 +193,9 @@ class Match(TimestampMixin, Base):
     requested_by_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     worker: Mapped[str | None] = mapped_column(String(255))
     queued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    sent_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    """When the play message was last sent (at creation, or by the reaper): a match still queued long
+    after that has lost its message, and the reaper sends it again (`lost_match_after_s`)."""
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -257,14 +262,29 @@ class Rating(Base):
 
 
 class Replay(Base):
-    """A match's replay, gzip-compressed JSON (see shared.games.replay)."""
+    """The index of a match's replay, gzip-compressed JSON (see shared.games.replay): how big it is
+    and where its bytes live. Listings read the figures here without touching the bytes.
+
+    New replays live in a replay store (shared/replay_store) under `key`, written before the row is
+    committed; replays stored before that keep their bytes in `data` until
+    `python -m shared.replay_store.migrate` moves them.
+    """
 
     __tablename__ = "replays"
+    __table_args__ = (CheckConstraint("data IS NOT NULL OR key IS NOT NULL", name="data_or_key"),)
 
     match_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
     )
-    data: Mapped[bytes] = mapped_column(LargeBinary)
+    storage: Mapped[ReplayStorage] = mapped_column(
+        state_column(ReplayStorage),
+        default=ReplayStorage.DATABASE,
+        server_default=ReplayStorage.DATABASE.value,
+    )
+    key: Mapped[str | None] = mapped_column(String(255))
+    """The object's key in the `storage` store; None while the bytes are in `data`."""
+    data: Mapped[bytes | None] = mapped_column(LargeBinary)
+    """The bytes of a replay stored in the database (`storage` = database) only."""
     size_bytes: Mapped[int] = mapped_column(Integer)
     frames: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

@@ -229,7 +229,7 @@ def test_owner_samples_are_owner_only_in_the_api(client: TestClient, history: Hi
     [
         "/bots/nope",
         "/bots/12345",
-        f"/bots/{uuid.uuid4()}",
+        "/bots/5f0c9b8e-3a6d-4c2e-9b1f-7d4e2a6c8b30",  # a well-formed id no bot has
         "/bots/%E2%9C%93",
         "/games/chess",
         "/games/" + "x" * 300,

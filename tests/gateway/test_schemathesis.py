@@ -21,7 +21,7 @@ from schemathesis.checks import not_a_server_error
 
 from tests.gateway.conftest import ADMIN_KEY
 
-MAX_EXAMPLES = int(os.environ.get("ARENA_SCHEMATHESIS_EXAMPLES", "20"))
+MAX_EXAMPLES = int(os.environ.get("ARENA_SCHEMATHESIS_EXAMPLES", "10"))
 """Per operation. Raise it for a deeper hunt (200 takes a few minutes)."""
 SENT: list[tuple[str, int]] = []
 """(operation, status) of every request sent, for the summary below."""

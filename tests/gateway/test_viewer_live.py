@@ -15,6 +15,7 @@ from playwright.sync_api import Page, expect
 
 from shared.games.replay import decompress
 from shared.matches import enqueue_match
+from shared.replay_store import load_replay
 from shared.states import MatchStatus
 from tests.conftest import ManagedProcess
 from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
@@ -72,7 +73,7 @@ def test_a_running_match_plays_live_then_becomes_its_replay(
 
         match = wait_for_match(match_id, worker)
         assert match.status == MatchStatus.FINISHED and match.replay is not None
-        frames = len(decompress(match.replay.data)["frames"])
+        frames = len(decompress(load_replay(match.replay))["frames"])
         expect(page.locator("[data-live]")).to_be_hidden()
         expect(page.locator("[data-frame-counter]")).to_have_text(f"{frames - 1} / {frames - 1}")
         expect(page.locator("[data-result] [data-result-summary]")).to_contain_text(f"{match.turns} turns")

@@ -23,6 +23,7 @@ from shared.games.battle.bots import BOTS
 from shared.games.registry import get_game
 from shared.games.replay import decompress, play_local, resimulate
 from shared.queue import QUEUE_MATCHES
+from shared.replay_store import load_replay
 from tests.integration.conftest import (
     BATTLE_BOTS_SOURCE,
     register_hosted_bot,
@@ -115,7 +116,7 @@ def test_ladder_battle_between_hosted_bots_is_played_rated_and_replayable(
             assert key in row.metrics, (key, row.metrics)
 
     # The worker played exactly the game the same bots play in process, from the same inputs.
-    replay = decompress(match.replay.data)
+    replay = decompress(load_replay(match.replay))
     assert (replay["seed"], replay["config"], replay["num_players"]) == (seed, SHORT_BATTLE, 2)
     assert [p.metrics for p in participants] == [p["metrics"] for p in expected["result"]["players"]]
     assert [p.rank for p in participants] == [p["rank"] for p in expected["result"]["players"]]

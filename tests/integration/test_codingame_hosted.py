@@ -13,6 +13,7 @@ from shared.db.session import session_scope
 from shared.games.registry import get_game
 from shared.games.replay import decompress, resimulate
 from shared.matches import create_match, enqueue_match
+from shared.replay_store import load_replay
 from tests.conftest import ROOT, ManagedProcess
 from tests.integration.conftest import (
     register_hosted_bot,
@@ -87,7 +88,7 @@ def test_codingame_script_races_a_full_match_through_the_worker(
     assert sandbox_dirs(sandbox_tmp) == [], "a sandbox's files outlived its match"
     assert match.config == {}, "a default match"
 
-    replay = decompress(match.replay.data)
+    replay = decompress(load_replay(match.replay))
     laps, checkpoint_count = replay["frames"][0]["laps"], len(replay["frames"][0]["checkpoints"])
     cg, other = sorted(match.participants, key=lambda p: p.slot)
     assert not cg.forfeited and cg.errors == 0 and cg.timeouts == 0, cg.error_samples

@@ -16,6 +16,7 @@ from websockets.asyncio.client import connect
 
 from shared.games.replay import decompress
 from shared.matches import enqueue_match
+from shared.replay_store import load_replay
 from shared.states import MatchStatus
 from tests.conftest import ManagedProcess, free_port
 from tests.live.test_sockets import close_of, receive, ws_url
@@ -54,7 +55,7 @@ def test_a_match_played_by_a_real_worker_is_watched_live_turn_by_turn(
     start, turns, finished = asyncio.run(watch())
     match = wait_for_match(match_id, worker)
     assert match.status == MatchStatus.FINISHED and match.replay is not None
-    replay = decompress(match.replay.data)
+    replay = decompress(load_replay(match.replay))
     replay = json.loads(json.dumps(replay))  # as JSON, like the messages
 
     assert start["status"] == "queued" and start["replay"]["frames"] == replay["frames"][:1]

@@ -18,6 +18,7 @@ from shared.db.models import Bot, BotVersion
 from shared.db.session import session_scope
 from shared.games.replay import decompress
 from shared.protocol.signing import generate_secret
+from shared.replay_store import load_replay
 from tests.conftest import ManagedProcess
 from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
 
@@ -86,7 +87,7 @@ def test_hosted_bot_plays_over_its_unix_socket(
     hosted_row = match.participants[0]
     assert hosted_row.errors == 0 and hosted_row.timeouts == 0 and not hosted_row.forfeited
     assert hosted_row.latency_p50_ms is not None
-    replay = decompress(match.replay.data)
+    replay = decompress(load_replay(match.replay))
     assert any(pod["message"] == "hosted" for frame in replay["frames"] for pod in frame["pods"])
     assert _leftovers(sandbox_tmp) == [], "a sandbox was not torn down"
 

@@ -15,6 +15,7 @@ from shared import ratings
 from shared.db.models import Rating
 from shared.db.session import session_scope
 from shared.games.replay import decompress
+from shared.replay_store import load_replay
 from tests.conftest import ManagedProcess
 from tests.match_runner.conftest import WORKER_ENV, RunningBot, queue_match, wait_for_match
 
@@ -61,7 +62,7 @@ def test_failing_bot_forfeits_and_the_match_finishes(
     assert expected_error in _samples(bad), _samples(bad)
     assert any("forfeited after" in str(s["error"]) for s in bad.error_samples)
     # The offender played the default action (None) on the turns it failed.
-    replay = decompress(match.replay.data)
+    replay = decompress(load_replay(match.replay))
     assert replay["turns"][-1]["actions"][0] is None
     assert all(turn["actions"][1] is not None for turn in replay["turns"])
     assert worker.alive()
@@ -135,7 +136,7 @@ def test_worker_survives_and_plays_a_normal_rated_match(
         )
         assert participant.mu_before == pytest.approx(ratings.default_mu())
         assert participant.mu_after is not None and participant.sigma_after < participant.sigma_before
-    replay = decompress(match.replay.data)
+    replay = decompress(load_replay(match.replay))
     assert len(replay["turns"]) == match.turns and match.replay.frames == len(replay["frames"])
     assert good_bot.stats()["bad_signatures"] == 0 and good_bot.stats()["health"] >= 1
 

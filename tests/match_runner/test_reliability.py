@@ -19,6 +19,7 @@ from shared.db.models import Match, MatchParticipant, Rating, Replay
 from shared.db.session import session_scope
 from shared.matches import TASK_PLAY_MATCH
 from shared.queue import QUEUE_MATCHES, send_task
+from shared.replay_store import load_replay
 from tests.conftest import ManagedProcess
 from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
 
@@ -52,7 +53,7 @@ def _snapshot(match_id: uuid.UUID) -> dict[str, object]:
             "ratings": sorted(
                 (str(r.bot_id), r.mu, r.sigma, r.matches_played, r.wins, r.losses) for r in rating_rows
             ),
-            "replay": replay.data if replay else None,
+            "replay": load_replay(replay) if replay else None,
         }
 
 

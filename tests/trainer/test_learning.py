@@ -30,7 +30,7 @@ def test_a_tiny_budget_clearly_beats_the_untrained_policy() -> None:
     args = Args(seed=3, total_steps=10**7, num_envs=256, num_steps=16, learning_rate=1e-3, device="cpu")
     trainer = Trainer(args)
     before = measure(trainer.agent.actor, num_races=32, turns=200)
-    trainer.run(max_iterations=40)
+    trainer.run(max_iterations=30)
     after = measure(trainer.agent.actor, num_races=32, turns=200)
     # An untrained policy barely reaches a checkpoint; a trained one races.
     assert after.checkpoints_per_100_turns > max(2.0, 2.0 * before.checkpoints_per_100_turns), (before, after)

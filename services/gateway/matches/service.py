@@ -19,6 +19,7 @@ from shared.config import Settings
 from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Replay, User
 from shared.matches import create_match, enqueue_match
 from shared.ratings import ordinal
+from shared.replay_store import ReplayMissing, ReplayStoreError, load_replay
 from shared.states import MatchKind, MatchStatus
 
 log = logging.getLogger("services.gateway.matches")
@@ -227,11 +228,22 @@ def _participant(
     )
 
 
-def replay_blob(session: Session, match_id: uuid.UUID) -> bytes:
-    """The stored gzip bytes, or a 404 that says why there is none."""
+def replay_blob(session: Session, match_id: uuid.UUID, settings: Settings) -> bytes:
+    """The stored gzip bytes, wherever the index says they live; or an error that says why not:
+    404 (no match, no replay yet), 410 (stored once, gone from its store now), 503 (the store is
+    unreachable). Where exactly a replay was looked for goes to the log, not to the client."""
     replay = session.get(Replay, match_id)
     if replay is not None:
-        return replay.data
+        try:
+            return load_replay(replay, settings)
+        except ReplayMissing as exc:
+            log.error("%s", exc)
+            raise ApiError(
+                410, f"the replay of match {match_id} was stored but is missing from replay storage"
+            ) from None
+        except ReplayStoreError as exc:
+            log.error("replay of match %s unavailable: %s", match_id, exc)
+            raise ApiError(503, "replay storage is unavailable; try again later") from None
     match = session.get(Match, match_id)
     if match is None:
         raise not_found(f"match {match_id}")

@@ -128,7 +128,9 @@ def accepts_gzip(accept_encoding: str) -> bool:
                 "No match has this id, or the match has no replay "
                 "(not played yet, or it failed before one was stored)."
             ),
+            {410: error("The replay was stored, but its replay storage no longer holds it.")},
             INVALID_PARAMS,
+            {503: error("Replay storage is unreachable (or not configured here); try again later.")},
         ),
     },
 )
@@ -136,12 +138,13 @@ def get_replay(
     match_id: uuid.UUID,
     session: DbSession,
     request: Request,
+    settings: SettingsDep,
     compressed: Annotated[bool, Query(description="1: the stored gzip bytes instead of JSON")] = False,
 ) -> Response:
     """The match's replay: seed, config, every player's raw actions, frames, events and result.
     JSON, sent as the stored gzip bytes with `Content-Encoding: gzip` to clients that accept gzip
     (browsers do, and inflate it themselves): about a quarter of the bytes, and no work here."""
-    blob = service.replay_blob(session, match_id)
+    blob = service.replay_blob(session, match_id, settings)
     if compressed:
         return Response(
             blob,

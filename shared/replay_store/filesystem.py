@@ -1,0 +1,78 @@
+"""Replays as files under one folder: the default, for `make demo` and single-machine setups.
+
+Every gateway and match runner must see the same folder (one machine, or a shared volume). A write
+goes to a temporary file in the target's folder, is flushed to disk, and is renamed into place, so a
+reader never sees half a replay and a crash leaves at worst a stray `.tmp` file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from shared.replay_store.base import ReplayStoreError, check_key
+from shared.states import ReplayStorage
+
+FILE_MODE = 0o644
+"""Replays are public (read endpoints need no key); a gateway running as another user may read them."""
+
+
+class FilesystemReplayStore:
+    kind = ReplayStorage.FILESYSTEM
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, key: str) -> Path:
+        return self.root / check_key(key)
+
+    def describe(self) -> str:
+        return f"files under {self.root.resolve()}"
+
+    def put(self, key: str, data: bytes) -> None:
+        target = self.path(key)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        except OSError as exc:
+            raise ReplayStoreError(f"cannot write replay {key} ({self.describe()}): {exc}") from exc
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
+                file.flush()
+                os.fchmod(file.fileno(), FILE_MODE)
+                os.fsync(file.fileno())
+            os.replace(temporary, target)
+            _sync_folder(target.parent)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise ReplayStoreError(f"cannot write replay {key} ({self.describe()}): {exc}") from exc
+
+    def get(self, key: str) -> bytes | None:
+        try:
+            return self.path(key).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise ReplayStoreError(f"cannot read replay {key} ({self.describe()}): {exc}") from exc
+
+    def delete(self, key: str) -> None:
+        try:
+            self.path(key).unlink(missing_ok=True)
+        except OSError as exc:
+            raise ReplayStoreError(f"cannot delete replay {key} ({self.describe()}): {exc}") from exc
+
+    def exists(self, key: str) -> bool:
+        return self.path(key).is_file()
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable: the result that points at the file is committed next."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
