@@ -84,6 +84,9 @@ class Settings(BaseSettings):
     """Challenges (POST /matches) one user may request per window, across every gateway process."""
     challenge_rate_window_s: int = Field(default=600, ge=1)
     """The fixed window of that limit, in seconds (counted in Redis; admins are not limited)."""
+    leaderboard_cache_s: float = Field(default=2.0, ge=0)
+    """How long a gateway process reuses a built leaderboard page; a rated match's end, or a write
+    through the same process, drops it sooner. 0: every request reads the database."""
     secret_grace_s: float = Field(default=24 * 3600, ge=0)
     """After a secret rotation the runner also signs with the previous secret for this long."""
     health_suspend_after: int = Field(default=3, ge=1)

@@ -6,14 +6,18 @@ authentication and transaction handling live in one place instead of in every en
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
+import anyio
+import anyio.to_thread
+from anyio.lowlevel import RunVar
 from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import QueuePool
 
 from shared.config import Settings, get_settings
 from shared.crypto import hash_api_key
@@ -33,12 +37,39 @@ def _settings(request: Request) -> Settings:
 SettingsDep = Annotated[Settings, Depends(_settings)]
 
 
-def _db() -> Iterator[Session]:
-    session = get_sessionmaker()()
-    try:
-        yield session
-    finally:
-        session.close()
+DEFAULT_SESSION_SLOTS = 5
+"""Requests that may hold a session at once when the pool does not say its size."""
+_session_slots: RunVar[anyio.Semaphore] = RunVar("arena_db_session_slots")
+
+
+def _slots(maker: sessionmaker[Session]) -> anyio.Semaphore:
+    """This event loop's session slots: as many as the connection pool keeps (its pool_size)."""
+    slots = _session_slots.get(None)
+    if slots is None:
+        pool = getattr(maker.kw.get("bind"), "pool", None)
+        size = pool.size() if isinstance(pool, QueuePool) else DEFAULT_SESSION_SLOTS
+        slots = anyio.Semaphore(max(1, size))
+        _session_slots.set(slots)
+    return slots
+
+
+async def _db() -> AsyncIterator[Session]:
+    """The request's session, once one of the pool's slots is free.
+
+    Requests beyond the pool's size wait here, on the event loop, holding neither a thread nor a
+    connection. Without the slots, more concurrent requests than the thread pool has threads could
+    deadlock: every thread waiting for a connection, every connection held by a request whose
+    endpoint had returned and that waited for a thread to serialise its response; only the pool's
+    30 s timeout broke it, with a 500 for each waiting request. Closing (which returns the
+    connection) runs on a thread of its own, so it never waits behind the endpoints."""
+    maker = get_sessionmaker()
+    async with _slots(maker):
+        session = maker()
+        try:
+            yield session
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(session.close, limiter=anyio.CapacityLimiter(1))
 
 
 DbSession = Annotated[Session, Depends(_db)]

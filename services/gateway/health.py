@@ -17,8 +17,9 @@ log = logging.getLogger("services.gateway.health")
 
 
 @router.get("/health", summary="Liveness")
-def health() -> dict[str, str]:
-    """Answers while the process serves requests; checks nothing else."""
+async def health() -> dict[str, str]:
+    """Answers while the process serves requests; checks nothing else. On the event loop itself:
+    a probe must not queue for a worker thread behind slow requests."""
     return {"status": "ok"}
 
 

@@ -18,7 +18,6 @@ import json
 import math
 from email.message import Message as EmailMessage
 from typing import Any
-from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -111,11 +110,12 @@ def _is_json(content_type: str | None) -> bool:
 
 
 def _url_has_nul(scope: Scope) -> bool:
+    """A NUL in the path or query, raw or percent-encoded. Decoding makes a NUL only out of the
+    text `%00`, so looking for that text (with or without stray `%` before it) is exact."""
     raw_path = scope.get("raw_path") or b""
-    return (
-        "\x00" in scope.get("path", "")
-        or b"\x00" in unquote_to_bytes(raw_path)
-        or b"\x00" in unquote_to_bytes(scope.get("query_string") or b"")
+    query = scope.get("query_string") or b""
+    return "\x00" in scope.get("path", "") or any(
+        b"\x00" in part or b"%00" in part for part in (raw_path, query)
     )
 
 
@@ -134,10 +134,11 @@ class InputGuardMiddleware:
                 send, 400, {"detail": "NUL characters (%00) are not allowed in the URL path or query"}
             )
             return
+        if scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
         headers = dict(scope.get("headers") or [])
-        if scope["method"] in ("GET", "HEAD", "OPTIONS") or not _is_json(
-            headers.get(b"content-type", b"").decode("latin-1") or None
-        ):
+        if not _is_json(headers.get(b"content-type", b"").decode("latin-1") or None):
             await self.app(scope, receive, send)
             return
         body, more = await _read_body(receive)

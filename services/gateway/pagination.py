@@ -26,10 +26,11 @@ class PageParams(BaseModel):
     offset: int
 
 
-def _page_params(
+async def _page_params(
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="items per page")] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="items to skip")] = 0,
 ) -> PageParams:
+    """`async` only because nothing here waits: a plain function would take a thread per request."""
     return PageParams(limit=limit, offset=offset)
 
 

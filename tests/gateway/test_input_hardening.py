@@ -101,3 +101,35 @@ def test_control_characters_and_bad_hosts_in_endpoint_are_a_422(
     _assert_clear_4xx(created, "endpoint")
     moved = client.patch(f"/api/v1/bots/{http_bot['id']}", json={"endpoint": endpoint}, headers=alice.headers)
     _assert_clear_4xx(moved, "endpoint")
+
+
+def test_the_url_nul_check_agrees_with_percent_decoding() -> None:
+    """The middleware looks for `%00` instead of decoding; differential against decoding."""
+    import random
+    from urllib.parse import unquote_to_bytes
+
+    from services.gateway.input_guard import _url_has_nul
+
+    rng = random.Random(3)
+    pieces = [
+        b"%",
+        b"%%",
+        b"%0",
+        b"%00",
+        b"%000",
+        b"0",
+        b"00",
+        b"%2F",
+        b"%25",
+        b"%250",
+        b"a",
+        b"/",
+        b"?",
+        b"\x00",
+    ]
+    for _ in range(5000):
+        raw = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        query = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
+        decoded = b"\x00" in unquote_to_bytes(raw) or b"\x00" in unquote_to_bytes(query)
+        scope = {"path": "/x", "raw_path": raw, "query_string": query}
+        assert _url_has_nul(scope) == decoded, (raw, query)

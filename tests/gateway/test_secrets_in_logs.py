@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+import random
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from services.gateway.logging_filter import SecretRedactingFilter, redact
+from services.gateway.logging_filter import _PATTERNS, MASK, SecretRedactingFilter, redact
 from shared.protocol.signing import generate_secret
 from tests.gateway.conftest import Account, BotServer, unique
 
@@ -20,6 +21,23 @@ def test_redaction_masks_every_kind_of_secret() -> None:
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "got %s", (secret,), None)
     assert SecretRedactingFilter().filter(record)
     assert secret not in record.getMessage()
+
+
+def _every_pattern(text: str) -> str:
+    for pattern in _PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + MASK, text)
+    return text
+
+
+def test_skipping_messages_without_a_marker_masks_exactly_what_every_pattern_would() -> None:
+    """The shortcut (no marker, no search) against the four patterns applied to every message."""
+    rng = random.Random(5)
+    pieces = ["whsec_", "WHSEC_", "arena_", "Arena_", "bearer ", "BeArEr\t", "x-api-key:", "X-Api-Key=",
+              "x-api-key'", "key", "GET /api/v1/leaderboard/battle HTTP/1.1", " ", "=", "'", "\"", ",",
+              "A1b2c3D4e5f6G7h8i9", "+/=", "-", "_", "é", "127.0.0.1:5000"]  # fmt: skip
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert redact(text) == _every_pattern(text), text
 
 
 def test_a_full_bot_lifecycle_logs_no_secret(
