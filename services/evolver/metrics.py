@@ -15,11 +15,9 @@ LlmSpendOverBudget alert watches, comes from the database through the gateway
 
 from __future__ import annotations
 
-import logging
-import os
 from typing import TYPE_CHECKING
 
-from prometheus_client import Counter, Histogram, start_http_server
+from prometheus_client import Counter, Histogram
 
 from services.evolver.evaluation.cascade import EvalStage
 from services.evolver.llm import FailureKind, LlmOutcome, OutcomeStatus
@@ -28,8 +26,6 @@ from shared.states import LlmRole, ProgramStatus
 
 if TYPE_CHECKING:
     from shared.db.models import EvolutionGeneration
-
-log = logging.getLogger(__name__)
 
 
 class Failure:
@@ -163,15 +159,3 @@ def record_generation(game: str, generation: EvolutionGeneration | None) -> None
     GENERATION_SECONDS.labels(game).observe(
         max(0.0, (generation.closed_at - generation.started_at).total_seconds())
     )
-
-
-def serve(port: int) -> bool:
-    """Serve this process's metrics on `port`; False when the port is taken (a second pool process
-    of the same worker: the first one serves, as in the match runner)."""
-    try:
-        start_http_server(port)
-    except OSError as exc:
-        log.warning("metrics port %d unavailable: %s", port, exc)
-        return False
-    log.info("serving Prometheus metrics on :%d (pid %d)", port, os.getpid())
-    return True

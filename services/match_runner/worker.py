@@ -6,20 +6,21 @@ long jobs; see docs/long-jobs.md).
     celery -A services.match_runner.worker beat
 
 Readiness: `celery -A services.match_runner.worker inspect ping`. Prometheus metrics are served
-from the process that plays matches when ARENA_WORKER_METRICS_PORT is set (0 or unset: off).
+on ARENA_WORKER_METRICS_PORT (0 or unset: off): summed over every pool process when
+PROMETHEUS_MULTIPROC_DIR is set, else from the first pool process that binds the port
+(shared/worker_metrics.py).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from datetime import timedelta
 from typing import Any
 
-from celery.signals import worker_process_init
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from services.match_runner.tasks import TASK_LADDER_TICK, TASK_REAP_STALE
+from shared import worker_metrics
 from shared.config import Settings, get_settings
 from shared.queue import QUEUE_MATCHES, celery_app
 
@@ -61,23 +62,12 @@ class WorkerSettings(BaseSettings):
     metrics_port: int = 0
 
 
-def start_metrics_server(port: int) -> bool:
-    from prometheus_client import start_http_server
-
-    try:
-        start_http_server(port)
-    except OSError as exc:  # a second pool process on the same port: the first one serves
-        log.warning("metrics port %d unavailable: %s", port, exc)
-        return False
-    log.info("serving Prometheus metrics on :%d (pid %d)", port, os.getpid())
-    return True
-
-
-@worker_process_init.connect
-def _on_pool_process_start(**_: object) -> None:
-    """Metrics live in the pool process that plays the matches, so serve them from there."""
-    port = WorkerSettings().metrics_port
-    if port and start_metrics_server(port):
+def _create_series(serving: bool) -> None:
+    """Every series a dashboard reads exists from the start, at zero (in each pool process)."""
+    if serving:
         from services.match_runner.metrics import initialise_series
 
         initialise_series()
+
+
+worker_metrics.install(lambda: WorkerSettings().metrics_port, on_pool_process=_create_series)

@@ -9,15 +9,11 @@ hold the last iteration's values, for a glance at the run in progress.
 
 from __future__ import annotations
 
-import logging
 import math
-import os
 from collections.abc import Mapping
 from typing import Any
 
-from prometheus_client import Counter, Gauge, Histogram, start_http_server
-
-log = logging.getLogger(__name__)
+from prometheus_client import Counter, Gauge, Histogram
 
 OPPONENTS = ("idle", "runner", "blocker", "self", "league")
 """Who the learner raced (services.trainer.opponents.OpponentKind, lower case): the label values of
@@ -28,22 +24,34 @@ ENV_STEPS = Counter(
     "arena_trainer_env_steps",
     "Environment steps (race turns of all races) simulated by this worker; rate() is the SPS",
 )
-SPS = Gauge("arena_trainer_sps", "Environment steps per second of the last iteration (rollout and update)")
+SPS = Gauge(
+    "arena_trainer_sps",
+    "Environment steps per second of the last iteration (rollout and update)",
+    multiprocess_mode="mostrecent",
+)
 ITERATION_SECONDS = Histogram(
     "arena_trainer_iteration_seconds",
     "Wall-clock time of one PPO iteration (rollout and update)",
     buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300),
 )
 REWARD_MEAN = Gauge(
-    "arena_trainer_reward_mean", "Mean reward per pod and step in the last iteration's rollout"
+    "arena_trainer_reward_mean",
+    "Mean reward per pod and step in the last iteration's rollout",
+    multiprocess_mode="mostrecent",
 )
 EPISODES = Counter(
     "arena_trainer_episodes", "Training races finished, by the learner's opponent", ["opponent"]
 )
 WINS = Counter("arena_trainer_wins", "Training races the learner won, by its opponent", ["opponent"])
-LEAGUE_SIZE = Gauge("arena_trainer_league_size", "Snapshots in the league after the last iteration")
+LEAGUE_SIZE = Gauge(
+    "arena_trainer_league_size",
+    "Snapshots in the league after the last iteration",
+    multiprocess_mode="mostrecent",
+)
 LAST_ITERATION = Gauge(
-    "arena_trainer_last_iteration_timestamp_seconds", "Unix time at which the last iteration ended"
+    "arena_trainer_last_iteration_timestamp_seconds",
+    "Unix time at which the last iteration ended",
+    multiprocess_mode="mostrecent",
 )
 
 for _opponent in OPPONENTS:
@@ -79,15 +87,3 @@ def record_iteration(values: Mapping[str, Any], env_steps: int) -> None:
         rate = _number(values, f"win_rate_{opponent}")
         if rate is not None:
             WINS.labels(opponent).inc(round(rate * races))
-
-
-def serve(port: int) -> bool:
-    """Serve this process's metrics on `port`; False when the port is taken (a second pool process
-    of the same worker: the first one serves, as in the match runner)."""
-    try:
-        start_http_server(port)
-    except OSError as exc:
-        log.warning("metrics port %d unavailable: %s", port, exc)
-        return False
-    log.info("serving Prometheus metrics on :%d (pid %d)", port, os.getpid())
-    return True

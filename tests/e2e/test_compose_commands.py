@@ -384,6 +384,25 @@ def test_images_are_multi_stage_non_root_and_lean() -> None:
     assert "gateway:8000" in targets
 
 
+def test_workers_with_several_pool_processes_sum_their_metrics_in_a_directory_their_image_makes() -> None:
+    """`-c` above 1 with a metrics port needs PROMETHEUS_MULTIPROC_DIR (shared/worker_metrics.py),
+    and the directory must exist before the worker imports its metrics."""
+    services = raw_compose()["services"]
+    dockerfiles = {"arena-match-runner": (ROOT / "deploy" / "Dockerfile.match-runner").read_text()}
+    pooled = [
+        name
+        for name, spec in services.items()
+        if isinstance(spec.get("command"), list)
+        and "worker" in spec["command"]
+        and "-c" in spec["command"]
+        and int(spec["command"][spec["command"].index("-c") + 1]) > 1
+    ]
+    assert sorted(pooled) == ["evolver", "match-runner"]
+    for name in pooled:
+        directory = services[name]["environment"]["PROMETHEUS_MULTIPROC_DIR"]
+        assert f"install -d -o arena -g arena {directory}" in dockerfiles[services[name]["image"]], name
+
+
 def test_the_gateway_never_imports_torch() -> None:
     """The gateway image has no torch: serving games and the whole API must not need it."""
     code = (
@@ -452,6 +471,9 @@ def test_every_service_command_starts_natively_and_becomes_healthy(
             assert "ARENA_DEV_MODE" not in env, name
             # MinIO is a third-party image: natively, replays go to the default store (ARENA_DATA_DIR).
             env = {k: v for k, v in env.items() if not k.startswith("ARENA_REPLAY_")}
+            if "PROMETHEUS_MULTIPROC_DIR" in env:  # a directory of each container's own /tmp
+                env["PROMETHEUS_MULTIPROC_DIR"] = str(tmp_path / name / "metrics")
+                (tmp_path / name / "metrics").mkdir(parents=True)
             env.update(
                 ARENA_DATABASE_URL=local_db,
                 ARENA_REDIS_URL=private_redis_url,
