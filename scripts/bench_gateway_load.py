@@ -57,17 +57,17 @@ import secrets
 import select
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from scripts.bench_procs import LoggedProcess, free_port, processes
 
 ROOT = Path(__file__).resolve().parent.parent
 ADMIN_URL = os.environ.get("ARENA_TEST_PG_ADMIN", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -104,8 +104,9 @@ def bare_app() -> Any:
 # -- processes -------------------------------------------------------------------------------------
 
 
-class Proc:
-    """A child in its own process group, output to a log file, stopped with its children."""
+class Proc(LoggedProcess):
+    """A child in its own process group, output to a log file, stopped with its children;
+    optionally pinned to some CPUs, and with `stdin`, driven by lines (send / read_line)."""
 
     def __init__(
         self,
@@ -116,34 +117,10 @@ class Proc:
         env: dict[str, str] | None = None,
         cpus: list[int] | None = None,
     ) -> None:
-        log_dir.mkdir(parents=True, exist_ok=True)
-        if cpus:
-            args = pinned(args, cpus)
-        self.log_path = log_dir / f"{name}-{secrets.token_hex(3)}.log"
-        self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(
-            args,
-            cwd=ROOT,
-            env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"},
-            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE if stdin else self._log,
-            stderr=self._log,
-            start_new_session=True,
-        )
+        log_path = log_dir / f"{name}-{secrets.token_hex(3)}.log"
+        command = pinned(args, cpus) if cpus else args
+        super().__init__(command, log_path, cwd=ROOT, env=env, stdin=stdin, stop_timeout=10)
         self._pending = b""
-
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def wait_for(self, needle: str, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if needle in self.output():
-                return
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.proc.args!r} exited early:\n{self.output()[-3000:]}")
-            time.sleep(0.05)
-        raise TimeoutError(f"{needle!r} not seen in {timeout}s:\n{self.output()[-3000:]}")
 
     def send(self, line: str) -> None:
         assert self.proc.stdin is not None
@@ -168,45 +145,6 @@ class Proc:
         line, self._pending = self._pending.split(b"\n", 1)
         return line.decode()
 
-    def cpu(self) -> float:
-        return process_tree_cpu(self.proc.pid)
-
-    def stop(self) -> None:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, sig)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=10)
-                break
-        self._log.close()
-
-
-@contextlib.contextmanager
-def processes() -> Iterator[list[Proc]]:
-    started: list[Proc] = []
-    try:
-        yield started
-    finally:
-        for proc in reversed(started):
-            proc.stop()
-
-
-def process_tree_cpu(pid: int) -> float:
-    """CPU seconds (user + system) used so far by a process and its live children (Linux /proc)."""
-    total = 0.0
-    pending = [pid]
-    tick = os.sysconf("SC_CLK_TCK")
-    while pending:
-        current = pending.pop()
-        try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-            for task in Path(f"/proc/{current}/task").iterdir():
-                pending.extend(int(child) for child in (task / "children").read_text().split())
-        except (OSError, ValueError, IndexError):
-            continue
-    return total
-
 
 def pinned(args: list[str], cpus: list[int]) -> list[str]:
     """The command run on these CPUs only, its children and threads included (util-linux taskset)."""
@@ -224,12 +162,6 @@ def cpu_sides(pin: bool) -> tuple[list[int] | None, list[int] | None]:
         return None, None
     half = len(usable) // 2
     return usable[:half], usable[half:]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def raise_file_limit() -> int:

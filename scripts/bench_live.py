@@ -32,7 +32,8 @@ os.environ.setdefault("ARENA_DEV_MODE", "1")
 os.environ["ARENA_REDIS_URL"] = f"redis://127.0.0.1:6379/{os.environ.get('ARENA_BENCH_REDIS_DB', '10')}"
 os.environ.pop("ARENA_EVENTS_REDIS_URL", None)
 
-from scripts.bench_platform import EXAMPLE_BOTS, Proc, processes, start_bot
+from scripts.bench_platform import EXAMPLE_BOTS, Proc, start_bot
+from scripts.bench_procs import processes
 
 CASES = ("off", "on, unheard", "on, watched")
 

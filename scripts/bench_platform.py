@@ -27,14 +27,13 @@ import secrets
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from scripts.bench_procs import LoggedProcess, free_port, process_tree_cpu, processes
 from shared.states import BotKind, HostedContract, MatchStatus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,82 +54,12 @@ os.environ.update(
 )
 
 
-class Proc:
-    """A child in its own process group, output to a log file, killed with its children on exit."""
+class Proc(LoggedProcess):
+    """A child in its own process group, output to a log file named after its last argument."""
 
     def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
-        LOG_DIR.mkdir(parents=True, exist_ok=True)
-        self.log_path = LOG_DIR / f"{Path(args[-1]).stem}-{secrets.token_hex(3)}.log"
-        self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(
-            args,
-            cwd=ROOT,
-            env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"},
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def wait_for(self, needle: str, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if needle in self.output():
-                return
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"process exited early:\n{self.output()[-2000:]}")
-            time.sleep(0.05)
-        raise TimeoutError(f"{needle!r} not seen in {timeout}s:\n{self.output()[-2000:]}")
-
-    def stop(self) -> None:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, sig)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=5)
-                break
-        self._log.close()
-
-
-@contextlib.contextmanager
-def processes() -> Iterator[list[Proc]]:
-    started: list[Proc] = []
-    try:
-        yield started
-    finally:
-        for proc in reversed(started):
-            proc.stop()
-
-
-def process_tree_cpu(pid: int, reaped: bool = False) -> float:
-    """CPU seconds (user + system) used so far by a process and its live children (Linux /proc);
-    with `reaped`, also by the children they already waited for (short-lived sandboxes)."""
-    total = 0.0
-    pending = [pid]
-    tick = os.sysconf("SC_CLK_TCK")
-    while pending:
-        current = pending.pop()
-        try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-            if reaped:
-                total += (int(fields[13]) + int(fields[14])) / tick
-            for task in Path(f"/proc/{current}/task").iterdir():
-                children = (task / "children").read_text().split()
-                pending.extend(int(child) for child in children)
-        except (OSError, ValueError, IndexError):
-            continue
-    return total
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        log_path = LOG_DIR / f"{Path(args[-1]).stem}-{secrets.token_hex(3)}.log"
+        super().__init__(args, log_path, cwd=ROOT, env=env)
 
 
 def start_bot(started: list[Proc], module: str, secret: str) -> int:
