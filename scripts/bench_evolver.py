@@ -4,6 +4,7 @@ generation spends outside matches.
 
     .venv/bin/python -m scripts.bench_evolver improve [--generations 20] [--children 4] [--fresh 201]
     .venv/bin/python -m scripts.bench_evolver neighbourhood [--fresh 120]
+    .venv/bin/python -m scripts.bench_evolver climb [--step-matches 90] [--rounds 2] [--fresh 300]
     .venv/bin/python -m scripts.bench_evolver throughput [--candidates 6] [--tournament 6]
     .venv/bin/python -m scripts.bench_evolver quick      # both, small: what `make bench` runs
 
@@ -17,6 +18,13 @@ time per generation outside matches.
 neighbourhood: the seed's one-constant neighbourhood, played in this process (the seed is the
 project's own code): every named constant scaled by 0.5 and by 1.6 in turn, each variant and the seed
 on the same `--fresh` matches against the built-ins; how far tuning one number can take the seed.
+
+climb: a greedy search over the seed's named constants with an evaluation far more precise than an
+evolution run can afford, played in this process: each constant in turn scaled by 0.6 and by 1.4;
+a variant replaces the incumbent when it beats it by 2 points on `--step-matches` matches and again
+on as many new ones (both programs on the same matches each time); `--rounds` passes over the
+constants. Then the seed and the result play the same `--fresh` new matches. How far tuning numbers
+alone can take the seed when every step is measured well.
 
 throughput: the same candidates evaluated with their tournament on the `matches` queue, against a
 fleet of hosted bots, with one and then two match-runner workers; candidates per minute and the
@@ -277,6 +285,82 @@ def neighbourhood(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def climb(args: argparse.Namespace) -> dict[str, Any]:
+    """Greedy coordinate ascent over the seed's constants, each step confirmed on new matches."""
+    import re
+    from multiprocessing import Pool
+
+    from services.evolver.evaluation.cascade import builtin_names
+    from services.evolver.seeds import seed_program
+
+    names = builtin_names("battle")
+    salts = iter(range(30_000_000, 10**9, 1_000_003))
+
+    def matches(count: int) -> list[tuple[str, int, int]]:
+        salt = next(salts)
+        return [(names[i % len(names)], salt + i * 7919, (i // len(names)) % 2) for i in range(count)]
+
+    seed = seed_program("battle")
+    current, accepted = seed, []
+    started = time.monotonic()
+    with Pool(max(1, args.jobs)) as pool:
+
+        def rate(source: str, played: list[tuple[str, int, int]]) -> float:
+            scores = pool.map(_in_process_score, [(source, o, s, seat) for o, s, seat in played])
+            return sum(scores) / len(scores)
+
+        for round_ in range(args.rounds):
+            changed = False
+            for name, _ in re.findall(r"^([A-Z][A-Z_]+) = ([0-9.]+)$", seed, flags=re.M):
+                literal = re.search(rf"^{name} = ([0-9.]+)$", current, flags=re.M)
+                assert literal is not None
+                value = float(literal.group(1))
+                for factor in (0.6, 1.4):
+                    new: float = (  # an integer constant stays one
+                        round(value * factor) if "." not in literal.group(1) else round(value * factor, 2)
+                    )
+                    if new == value:
+                        continue
+                    variant = _variant(current, name, new)
+                    first = matches(args.step_matches)
+                    before, after = rate(current, first), rate(variant, first)
+                    if after < before + 0.02:
+                        continue
+                    second = matches(args.step_matches)
+                    again_before, again_after = rate(current, second), rate(variant, second)
+                    verdict = again_after >= again_before + 0.02
+                    print(
+                        f"  round {round_ + 1} {name}={new}: {after:.3f} vs {before:.3f}, "
+                        f"again {again_after:.3f} vs {again_before:.3f}: {'kept' if verdict else 'dropped'}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    if verdict:
+                        current, changed = variant, True
+                        accepted.append(f"{name}={new}")
+                        break
+            if not changed:
+                break
+        final = matches(args.fresh)
+        seed_scores = pool.map(_in_process_score, [(seed, o, s, seat) for o, s, seat in final])
+        best_scores = pool.map(_in_process_score, [(current, o, s, seat) for o, s, seat in final])
+    row = {}
+    for label, scores in (("seed", seed_scores), ("climbed", best_scores)):
+        low, high = _wilson(sum(scores), len(scores))
+        row[label] = {
+            "win_rate": round(sum(scores) / len(scores), 3),
+            "ci95": [round(low, 3), round(high, 3)],
+        }
+    return {
+        "mode": "climb",
+        "step_matches": args.step_matches,
+        "fresh_matches": args.fresh,
+        "accepted": accepted,
+        "seconds": round(time.monotonic() - started, 1),
+        **row,
+    }
+
+
 def _start_worker(name: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
     from services.match_runner.commands import worker_command
 
@@ -428,8 +512,13 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "mode", choices=("improve", "neighbourhood", "throughput", "quick"), nargs="?", default="quick"
+        "mode",
+        choices=("improve", "neighbourhood", "climb", "throughput", "quick"),
+        nargs="?",
+        default="quick",
     )
+    parser.add_argument("--step-matches", type=int, default=90, help="climb: matches per comparison")
+    parser.add_argument("--rounds", type=int, default=2, help="climb: passes over the constants")
     parser.add_argument("--generations", type=int, default=20)
     parser.add_argument("--children", type=int, default=4)
     parser.add_argument("--quick", type=int, default=3)
@@ -452,6 +541,8 @@ def main(argv: list[str] | None = None) -> int:
         report = improve(args)
     elif args.mode == "neighbourhood":
         report = neighbourhood(args)
+    elif args.mode == "climb":
+        report = climb(args)
     else:
         report = throughput(args)
     print(json.dumps(report, indent=2, default=str))
