@@ -30,6 +30,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from shared.db.migrations import ALEMBIC_INI
+from shared.durable import fsync_path
 
 LOCK_WAIT_TIMEOUT = "60s"
 """How long a dump waits for a table lock (e.g. behind a running migration) before giving up."""
@@ -213,14 +214,6 @@ def _connect(target: Target) -> psycopg.Connection[TupleRow]:
         raise BackupError(f"cannot connect to {target.display}: {_first_line(exc)}") from None
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def dump(url: str, output: Path, *, overwrite: bool = False, pg_bin: Path | None = None) -> DumpResult:
     """Write a custom-format dump of the database at `url` to `output`.
 
@@ -260,7 +253,7 @@ def dump(url: str, output: Path, *, overwrite: bool = False, pg_bin: Path | None
             raise BackupError(f"pg_dump of {target.display} failed{hint}: {_tail(done.stderr)}")
         tables = archive_tables(pg_restore, partial)
         revision = archive_revision(pg_restore, partial)
-        _fsync(partial)
+        fsync_path(partial)
         os.replace(partial, output)
     finally:
         partial.unlink(missing_ok=True)

@@ -12,6 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from shared.durable import fsync_path
 from shared.replay_store.base import ReplayStoreError, check_key
 from shared.states import ReplayStorage
 
@@ -45,7 +46,7 @@ class FilesystemReplayStore:
                 os.fchmod(file.fileno(), FILE_MODE)
                 os.fsync(file.fileno())
             os.replace(temporary, target)
-            _sync_folder(target.parent)
+            fsync_path(target.parent)  # the rename itself: the result pointing here is committed next
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
@@ -67,12 +68,3 @@ class FilesystemReplayStore:
 
     def exists(self, key: str) -> bool:
         return self.path(key).is_file()
-
-
-def _sync_folder(folder: Path) -> None:
-    """Make the rename itself durable: the result that points at the file is committed next."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -13,9 +13,10 @@ import pytest
 from sqlalchemy import select
 
 from services.match_runner.commands import worker_command
+from shared import ratings
 from shared.config import get_settings
 from shared.crypto import encrypt_secret
-from shared.db.models import Bot, Match, User
+from shared.db.models import Bot, Match, MatchParticipant, Rating, User
 from shared.db.session import session_scope
 from shared.matches import create_match, enqueue_match
 from shared.protocol.signing import generate_secret
@@ -134,6 +135,35 @@ def wait_for_match(match_id: uuid.UUID, worker: ManagedProcess | None = None, ti
         time.sleep(0.1)
     tail = worker.log()[-3000:] if worker is not None else ""
     raise AssertionError(f"match {match_id} did not end within {timeout}s\n{tail}")
+
+
+def assert_rated_exactly_once(match_id: uuid.UUID) -> list[MatchParticipant]:
+    """Each of the two bots' ratings is exactly one update away from the default, the update this
+    match made (the bots are registered fresh for the match, so it is their only one); returns the
+    participants in slot order."""
+    default = ratings.default_skill()
+    with session_scope() as session:
+        participants = list(
+            session.scalars(
+                select(MatchParticipant)
+                .where(MatchParticipant.match_id == match_id)
+                .order_by(MatchParticipant.slot)
+            )
+        )
+        bot_ids = [p.bot_id for p in participants]
+        rows = {r.bot_id: r for r in session.scalars(select(Rating).where(Rating.bot_id.in_(bot_ids)))}
+    assert len(participants) == 2
+    for participant in participants:
+        rating = rows[participant.bot_id]
+        assert rating.matches_played == 1
+        assert rating.wins + rating.draws + rating.losses == 1
+        assert participant.mu_before == pytest.approx(default.mu)
+        assert participant.sigma_before == pytest.approx(default.sigma)
+        assert rating.mu == pytest.approx(participant.mu_after)
+        assert rating.sigma == pytest.approx(participant.sigma_after)
+    expected = ratings.rate([default, default], [p.rank for p in participants])
+    assert [p.mu_after for p in participants] == pytest.approx([s.mu for s in expected])
+    return participants
 
 
 @pytest.fixture(scope="module")

@@ -19,14 +19,19 @@ from sqlalchemy import select, update
 
 from services.match_runner.store import ReapedMatches, reap_stale
 from services.match_runner.tasks import TASK_REAP_STALE, reap_matches
-from shared import ratings
-from shared.db.models import Match, MatchParticipant, Rating, Replay
+from shared.db.models import Match, Replay
 from shared.db.session import session_scope
 from shared.matches import TASK_PLAY_MATCH
 from shared.queue import QUEUE_MATCHES, send_task
 from shared.states import MatchStatus
 from tests.conftest import TEST_REDIS_URL, ManagedProcess
-from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
+from tests.match_runner.conftest import (
+    RunningBot,
+    assert_rated_exactly_once,
+    queue_match,
+    start_worker,
+    wait_for_match,
+)
 
 DAY = timedelta(days=1).total_seconds()
 THRESHOLD_S = 5 * DAY
@@ -72,29 +77,13 @@ def _sent_ago(match_id: uuid.UUID, age: timedelta) -> None:
 def _assert_played_and_rated_once(match_id: uuid.UUID) -> None:
     """Finished by its first claim, one replay, and each bot's rating exactly one update from the
     default (bots are registered fresh for each match, so this match is their only one)."""
-    default = ratings.default_skill()
     with session_scope() as session:
         match = session.get(Match, match_id)
         assert match is not None
         assert (match.status, match.attempts) == (MatchStatus.FINISHED, 1), match.error
-        participants = session.scalars(
-            select(MatchParticipant)
-            .where(MatchParticipant.match_id == match_id)
-            .order_by(MatchParticipant.slot)
-        ).all()
-        bot_ids = [p.bot_id for p in participants]
-        rows = {r.bot_id: r for r in session.scalars(select(Rating).where(Rating.bot_id.in_(bot_ids)))}
         assert session.scalar(select(Replay.frames).where(Replay.match_id == match_id))
-    assert len(participants) == 2 and all(p.rank is not None for p in participants)
-    for participant in participants:
-        rating = rows[participant.bot_id]
-        assert rating.matches_played == 1
-        assert rating.wins + rating.draws + rating.losses == 1
-        assert participant.mu_before == pytest.approx(default.mu)
-        assert rating.mu == pytest.approx(participant.mu_after)
-        assert rating.sigma == pytest.approx(participant.sigma_after)
-    expected = ratings.rate([default, default], [p.rank for p in participants])
-    assert [p.mu_after for p in participants] == pytest.approx([s.mu for s in expected])
+    participants = assert_rated_exactly_once(match_id)
+    assert all(p.rank is not None for p in participants)
 
 
 def _cancel(match_id: uuid.UUID) -> None:

@@ -14,14 +14,19 @@ from sqlalchemy import select
 from services.match_runner.play import Outcome, run_match
 from services.match_runner.store import claim_match
 from services.match_runner.tasks import TASK_REAP_STALE
-from shared import ratings
 from shared.db.models import Match, MatchParticipant, Rating, Replay
 from shared.db.session import session_scope
 from shared.matches import TASK_PLAY_MATCH
 from shared.queue import QUEUE_MATCHES, send_task
 from shared.replay_store import load_replay
 from tests.conftest import ManagedProcess
-from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
+from tests.match_runner.conftest import (
+    RunningBot,
+    assert_rated_exactly_once,
+    queue_match,
+    start_worker,
+    wait_for_match,
+)
 
 
 def _snapshot(match_id: uuid.UUID) -> dict[str, object]:
@@ -95,26 +100,9 @@ def test_worker_killed_mid_match_is_finished_and_rated_exactly_once(
     assert match.status == "finished", match.error
     assert match.attempts == 2
     assert bots[0].stats()["turns"] > turns_before, "the match was replayed from the start"
-    default = ratings.default_skill()
-    with session_scope() as session:
-        rows = {r.bot_id: r for r in session.scalars(select(Rating).where(Rating.bot_id.in_(bot_ids)))}
-        participants = session.scalars(
-            select(MatchParticipant)
-            .where(MatchParticipant.match_id == match_id)
-            .order_by(MatchParticipant.slot)
-        ).all()
-    assert len(participants) == 2 and sorted(p.rank for p in participants) in ([0, 1], [0, 0])
-    for participant in participants:
-        rating = rows[participant.bot_id]
-        assert rating.matches_played == 1
-        assert rating.wins + rating.draws + rating.losses == 1
-        # Rated once: the stored rating is exactly one update away from the default.
-        assert participant.mu_before == pytest.approx(default.mu)
-        assert participant.sigma_before == pytest.approx(default.sigma)
-        assert rating.mu == pytest.approx(participant.mu_after)
-        assert rating.sigma == pytest.approx(participant.sigma_after)
-    expected = ratings.rate([default, default], [p.rank for p in participants])
-    assert [p.mu_after for p in participants] == pytest.approx([s.mu for s in expected])
+    # Rated once: the stored ratings are exactly one update away from the default.
+    participants = assert_rated_exactly_once(match_id)
+    assert sorted(p.rank for p in participants) in ([0, 1], [0, 0])
 
 
 def test_play_task_for_a_finished_match_changes_nothing(
