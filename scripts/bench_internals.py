@@ -9,9 +9,13 @@
     per second and CPU per turn (runner, and runner plus bots);
 (c) SDK bot server: sequential turns from the runner's client, the server answering in one write
     (status line, headers and body together) or as http.server writes them (headers, then body);
-    turns per second and server CPU per turn.
+    turns per second and server CPU per turn;
+(d) access log: CPU per request line of the gateway's access log (services/gateway/access_log.py:
+    the line built from the ASGI scope, batched writes) and of uvicorn's own access logger as
+    uvicorn configures it (a write and a flush per line), both to a file with the secret-masking
+    record factory installed, as in the gateway.
 
-    .venv/bin/python -m scripts.bench_internals [--quick] [--only battle|http|sdk]
+    .venv/bin/python -m scripts.bench_internals [--quick] [--only battle|http|sdk|log]
 
 Needs nothing but this machine (no database, no Redis); about 2 minutes (--quick, about 30 s, only
 checks that it runs: too few matches for steady ratios). The variants alternate match by match (or
@@ -27,6 +31,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
 import os
 import secrets
 import signal
@@ -310,17 +315,106 @@ def bench_sdk(turns: int, rounds: int) -> None:
     print(ratio_line("server CPU per turn", 1000 * oc / on, 1000 * tc / tn, "ms", False))
 
 
+# ----------------------------------------------------------------------------------- (d) access log
+def _uvicorn_access_logger(stream: Any) -> logging.Logger:
+    """uvicorn's access logger with uvicorn's own logging configuration, writing to `stream`."""
+    import copy
+    import logging.config
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    logging.config.dictConfig(copy.deepcopy(LOGGING_CONFIG))
+    logger = logging.getLogger("uvicorn.access")
+    for handler in logger.handlers:
+        if isinstance(handler, logging.StreamHandler):
+            handler.setStream(stream)
+    logger.setLevel(logging.INFO)
+    return logger
+
+
+def bench_access_log(lines: int, rounds: int) -> None:
+    import tempfile
+
+    from services.gateway.access_log import (
+        LINE_FORMAT,
+        access_logger,
+        client_address,
+        install_access_log,
+        remove_access_log,
+        request_target,
+    )
+    from services.gateway.logging_filter import install_secret_filter
+
+    install_secret_filter()
+    scope = {
+        "type": "http",
+        "client": ("203.0.113.9", 51234),
+        "method": "GET",
+        "path": "/api/v1/leaderboard/battle",
+        "query_string": b"limit=50&offset=0",
+        "http_version": "1.1",
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        ours_out = open(Path(tmp) / "ours.log", "w")  # noqa: SIM115 (closed below)
+        theirs_out = open(Path(tmp) / "uvicorn.log", "w")  # noqa: SIM115
+        theirs = _uvicorn_access_logger(theirs_out)
+
+        def uvicorn_lines() -> float:
+            theirs.setLevel(logging.INFO)  # install_access_log quiets it, as in the gateway
+            started = time.process_time()
+            for _ in range(lines):
+                theirs.info(
+                    '%s - "%s %s HTTP/%s" %d',
+                    f"{scope['client'][0]}:{scope['client'][1]}",
+                    scope["method"],
+                    "/api/v1/leaderboard/battle?limit=50&offset=0",
+                    scope["http_version"],
+                    200,
+                )
+            return time.process_time() - started
+
+        def gateway_lines() -> float:
+            started = time.process_time()
+            for _ in range(lines):
+                began = time.perf_counter()
+                if access_logger.isEnabledFor(logging.INFO):
+                    access_logger.info(
+                        LINE_FORMAT,
+                        client_address(scope),
+                        scope["method"],
+                        request_target(scope),
+                        scope["http_version"],
+                        200,
+                        (time.perf_counter() - began) * 1000.0,
+                    )
+            return time.process_time() - started
+
+        ours: list[float] = []
+        uvicorn: list[float] = []
+        for _ in range(rounds):  # alternating, so other load on the machine hits both alike
+            uvicorn.append(uvicorn_lines())
+            handler = install_access_log(flush_interval_s=1.0, stream=ours_out)
+            ours.append(gateway_lines())
+            remove_access_log(handler)
+        ours_out.close()
+        theirs_out.close()
+    per_ours = statistics.median(ours) / lines * 1e6
+    per_uvicorn = statistics.median(uvicorn) / lines * 1e6
+    print(f"(d) access log, {lines} lines x {rounds} rounds     gateway     uvicorn")
+    print(ratio_line("CPU per request line", per_ours, per_uvicorn, "us", higher_is_better=False))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: too few matches to quote")
-    parser.add_argument("--only", choices=("battle", "http", "sdk"), action="append")
+    parser.add_argument("--only", choices=("battle", "http", "sdk", "log"), action="append")
     parser.add_argument("--serve-two-writes", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_two_writes:
         serve_two_writes(args.port)
         return
-    only = set(args.only or ("battle", "http", "sdk"))
+    only = set(args.only or ("battle", "http", "sdk", "log"))
     print("what each speed shortcut buys end to end, with and without it in the same run")
     if "battle" in only:
         cores = os.sched_getaffinity(0) if hasattr(os, "sched_setaffinity") else None
@@ -333,6 +427,8 @@ def main() -> None:
         bench_http(4 if args.quick else 16)
     if "sdk" in only:
         bench_sdk(300, 4 if args.quick else 20)
+    if "log" in only:
+        bench_access_log(2_000 if args.quick else 20_000, 3 if args.quick else 9)
 
 
 if __name__ == "__main__":

@@ -87,6 +87,12 @@ class Settings(BaseSettings):
     leaderboard_cache_s: float = Field(default=2.0, ge=0)
     """How long a gateway process reuses a built leaderboard page; a rated match's end, or a write
     through the same process, drops it sooner. 0: every request reads the database."""
+    access_log: bool = True
+    """One gateway log line per HTTP request (client, request line, status, milliseconds) on
+    standard output; it replaces uvicorn's own access log, which the gateway then quiets."""
+    access_log_flush_s: float = Field(default=1.0, gt=0, le=60)
+    """Access log lines are written together at least this often (and every 256 lines): a line is
+    at most this late, and a process killed outright loses at most this much of its log."""
     secret_grace_s: float = Field(default=24 * 3600, ge=0)
     """After a secret rotation the runner also signs with the previous secret for this long."""
     health_suspend_after: int = Field(default=3, ge=1)

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
+from services.gateway.access_log import AccessLogMiddleware, install_access_log, remove_access_log
 from services.gateway.body_limit import BodyLimitMiddleware
 from services.gateway.bots.views import router as bots_router
 from services.gateway.errors import install_error_handlers
@@ -72,11 +73,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         configure_logging()
-        await run_in_threadpool(_bootstrap, settings)
-        freeze_startup_objects()
-        events_url = settings.events_redis_url or settings.redis_url
-        async with rating_updates(boards, events_url, settings.events_enabled):
-            yield
+        access = install_access_log(settings.access_log_flush_s) if settings.access_log else None
+        try:
+            await run_in_threadpool(_bootstrap, settings)
+            freeze_startup_objects()
+            events_url = settings.events_redis_url or settings.redis_url
+            async with rating_updates(boards, events_url, settings.events_enabled):
+                yield
+        finally:
+            if access is not None:
+                remove_access_log(access)
 
     app = FastAPI(
         title="Arena",
@@ -114,6 +120,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(InputGuardMiddleware)  # reads bodies through the body limit
     app.add_middleware(BodyLimitMiddleware, max_bytes=body_limit_bytes(settings))
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    if settings.access_log:
+        app.add_middleware(AccessLogMiddleware)  # outermost: the time a request took, as sent
     return app
 
 
