@@ -5,6 +5,7 @@ generation spends outside matches.
     .venv/bin/python -m scripts.bench_evolver improve [--generations 20] [--children 4] [--fresh 201]
     .venv/bin/python -m scripts.bench_evolver neighbourhood [--fresh 120]
     .venv/bin/python -m scripts.bench_evolver climb [--step-matches 90] [--rounds 2] [--fresh 300]
+    .venv/bin/python -m scripts.bench_evolver variant --set NAME=VALUE [--set ...] [--fresh 300]
     .venv/bin/python -m scripts.bench_evolver throughput [--candidates 6] [--tournament 6]
     .venv/bin/python -m scripts.bench_evolver quick      # both, small: what `make bench` runs
 
@@ -26,6 +27,10 @@ on as many new ones (both programs on the same matches each time); `--rounds` pa
 constants. Then the seed and the result play the same `--fresh` new matches. How far tuning numbers
 alone can take the seed when every step is measured well.
 
+variant: the seed and the seed with the given named constants changed, played in this process on
+the same `--fresh` matches against the built-ins: what a point of the seed's constant space is
+worth, e.g. one an evolution run should be able to reach.
+
 throughput: the same candidates evaluated with their tournament on the `matches` queue, against a
 fleet of hosted bots, with one and then two match-runner workers; candidates per minute and the
 ratio. Needs PostgreSQL and Redis (ARENA_DATABASE_URL / ARENA_REDIS_URL, or the local defaults).
@@ -36,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import secrets
 import statistics
 import subprocess
@@ -220,7 +226,6 @@ def improve(args: argparse.Namespace) -> dict[str, Any]:
 
 def _variant(source: str, name: str, value: float) -> str:
     """`source` with the module-level constant `name` set to `value`."""
-    import re
 
     changed, count = re.subn(rf"^{name} = .*$", f"{name} = {value!r}", source, flags=re.M)
     assert count == 1, name
@@ -245,7 +250,6 @@ def _in_process_score(task: tuple[str, str, int, int]) -> float:
 
 def neighbourhood(args: argparse.Namespace) -> dict[str, Any]:
     """Win rates of the seed and of every one-constant variant of it over the same fresh matches."""
-    import re
     from multiprocessing import Pool
 
     from services.evolver.evaluation.cascade import builtin_names
@@ -285,9 +289,59 @@ def neighbourhood(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def variant(args: argparse.Namespace) -> dict[str, Any]:
+    """Win rates of the seed and of one variant of its named constants over the same fresh matches."""
+    from multiprocessing import Pool
+
+    from services.evolver.evaluation.cascade import builtin_names
+    from services.evolver.seeds import seed_program
+
+    if not args.set:
+        raise SystemExit("variant: give at least one --set NAME=VALUE")
+    seed = seed_program("battle")
+    changed = seed
+    for assignment in args.set:
+        name, _, value = assignment.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            raise SystemExit(f"--set {assignment!r}: expected NAME=NUMBER") from None
+        if not re.search(rf"^{re.escape(name)} = ", seed, flags=re.M):
+            raise SystemExit(f"--set {assignment!r}: the seed has no constant {name!r}")
+        changed = _variant(changed, name, number)
+    names = builtin_names("battle")
+    matches = [
+        (names[i % len(names)], 40_000_000 + i * 7919, (i // len(names)) % 2) for i in range(args.fresh)
+    ]
+    started = time.monotonic()
+    rows: dict[str, Any] = {}
+    with Pool(max(1, args.jobs)) as pool:
+        for label, source in (("seed", seed), ("variant", changed)):
+            scores = pool.map(_in_process_score, [(source, o, s, seat) for o, s, seat in matches])
+            low, high = _wilson(sum(scores), len(scores))
+            per = {
+                name: round(
+                    statistics.mean(v for (o, _, _), v in zip(matches, scores, strict=True) if o == name), 3
+                )
+                for name in names
+            }
+            rows[label] = {
+                "win_rate": round(sum(scores) / len(scores), 3),
+                "ci95": [round(low, 3), round(high, 3)],
+                "per_opponent": per,
+            }
+            print(f"{label:8s} {rows[label]['win_rate']:.3f} {per}", file=sys.stderr, flush=True)
+    return {
+        "mode": "variant",
+        "set": args.set,
+        "matches": args.fresh,
+        "seconds": round(time.monotonic() - started, 1),
+        **rows,
+    }
+
+
 def climb(args: argparse.Namespace) -> dict[str, Any]:
     """Greedy coordinate ascent over the seed's constants, each step confirmed on new matches."""
-    import re
     from multiprocessing import Pool
 
     from services.evolver.evaluation.cascade import builtin_names
@@ -513,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "mode",
-        choices=("improve", "neighbourhood", "climb", "throughput", "quick"),
+        choices=("improve", "neighbourhood", "climb", "variant", "throughput", "quick"),
         nargs="?",
         default="quick",
     )
@@ -528,6 +582,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--match-seeds", choices=("run", "generation"), default="run")
     parser.add_argument("--candidates", type=int, default=6)
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="variant: a constant to change"
+    )
     parser.add_argument("--out")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     args = parser.parse_args(argv)
@@ -541,6 +598,8 @@ def main(argv: list[str] | None = None) -> int:
         report = improve(args)
     elif args.mode == "neighbourhood":
         report = neighbourhood(args)
+    elif args.mode == "variant":
+        report = variant(args)
     elif args.mode == "climb":
         report = climb(args)
     else:
