@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
-from services.gateway.access_log import AccessLogMiddleware, install_access_log, remove_access_log
+from services.gateway.access_log import install_access_log, remove_access_log
 from services.gateway.body_limit import BodyLimitMiddleware
 from services.gateway.bots.views import router as bots_router
 from services.gateway.errors import install_error_handlers
@@ -119,9 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(InvalidateOnWrite, cache=boards)  # innermost: sees the endpoint's own status
     app.add_middleware(InputGuardMiddleware)  # reads bodies through the body limit
     app.add_middleware(BodyLimitMiddleware, max_bytes=body_limit_bytes(settings))
-    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
-    if settings.access_log:
-        app.add_middleware(AccessLogMiddleware)  # outermost: the time a request took, as sent
+    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics, access_log=settings.access_log)
     return app
 
 

@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from services.gateway.access_log import log_request
 from shared.config import get_settings
 from shared.db.models import Bot, EvolutionRun, Job, Match
 from shared.db.session import get_sessionmaker
@@ -201,33 +202,48 @@ class DefaultRegistryCollector(Collector):
         return iter(())
 
 
-class MetricsMiddleware:
-    """Labels by route template (`/api/v1/bots/{bot_id}`), never the raw path, to bound cardinality."""
+class StatusRecorder:
+    """A `send` that remembers the response's status on the way (500 until one is sent, which is
+    what the client gets when the app fails before answering)."""
 
-    def __init__(self, app: ASGIApp, metrics: GatewayMetrics) -> None:
+    __slots__ = ("send", "status")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.status = 500
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+        await self.send(message)
+
+
+class MetricsMiddleware:
+    """Counts and times every HTTP request, labelled by route template (`/api/v1/bots/{bot_id}`),
+    never the raw path, to bound cardinality; with `access_log`, also writes its access line
+    (services/gateway/access_log.py), from the same end of the request."""
+
+    def __init__(self, app: ASGIApp, metrics: GatewayMetrics, access_log: bool = False) -> None:
         self.app = app
         self.metrics = metrics
+        self.access_log = access_log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        status = 500
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        recorder = StatusRecorder(send)
         try:
-            await self.app(scope, receive, tracking_send)
+            await self.app(scope, receive, recorder)
         finally:
+            seconds = time.perf_counter() - started
             template = route_template(scope)
             method = scope.get("method", "GET")
-            self.metrics.requests.labels(method, template, str(status)).inc()
-            self.metrics.latency.labels(method, template).observe(time.perf_counter() - started)
+            self.metrics.requests.labels(method, template, str(recorder.status)).inc()
+            self.metrics.latency.labels(method, template).observe(seconds)
+            if self.access_log:
+                log_request(scope, recorder.status, seconds)
 
 
 def route_template(scope: Scope) -> str:

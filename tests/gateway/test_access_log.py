@@ -19,11 +19,11 @@ from starlette.routing import Route
 
 from services.gateway.access_log import (
     UVICORN_ACCESS_LOGGER,
-    AccessLogMiddleware,
     BatchedLineHandler,
     install_access_log,
     remove_access_log,
 )
+from services.gateway.metrics import GatewayMetrics, MetricsMiddleware
 
 
 async def _ok(request: Request) -> PlainTextResponse:
@@ -34,9 +34,9 @@ async def _broken(request: Request) -> PlainTextResponse:
     raise RuntimeError("boom")
 
 
-def _app() -> AccessLogMiddleware:
+def _app() -> MetricsMiddleware:
     routes = [Route("/ok/{rest:path}", _ok), Route("/broken", _broken)]
-    return AccessLogMiddleware(Starlette(routes=routes))
+    return MetricsMiddleware(Starlette(routes=routes), metrics=GatewayMetrics(), access_log=True)
 
 
 @pytest.fixture
