@@ -22,8 +22,8 @@ ADVANCE_STEP = 2.0
 BACKOFF_STEP = 1.5
 STRAFE_DISTANCE = 1.0
 """Sideways offset of each move order while engaged (m)."""
-STRAFE_SECONDS = 2.0
-"""Game time between changes of strafing direction (s)."""
+STRAFE_PERIOD = 10
+"""Turns between changes of strafing direction."""
 FIRE_RANGE = 14.0
 """Shoot only at targets closer than this (m)."""
 LEAD_FACTOR = 0.5
@@ -276,7 +276,7 @@ def decide(obs: dict[str, Any]) -> dict[str, Any]:
                 if distance < MIN_RANGE:
                     push = -BACKOFF_STEP
                 goal = pos
-            strafe = side if int(obs["time"] / STRAFE_SECONDS) % 2 == 0 else -side
+            strafe = side if (obs["turn"] // STRAFE_PERIOD) % 2 == 0 else -side
             sideways = angle + strafe * math.pi / 2
             goal = (
                 goal[0] + push * math.cos(angle) + STRAFE_DISTANCE * math.cos(sideways),
