@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from services.match_runner.commands import worker_command
 from shared import ratings
@@ -137,21 +138,29 @@ def wait_for_match(match_id: uuid.UUID, worker: ManagedProcess | None = None, ti
     raise AssertionError(f"match {match_id} did not end within {timeout}s\n{tail}")
 
 
+def participants_and_ratings(
+    session: Session, match_id: uuid.UUID
+) -> tuple[list[MatchParticipant], dict[uuid.UUID, Rating]]:
+    """A match's participants in slot order and their bots' rating rows, by bot id."""
+    participants = list(
+        session.scalars(
+            select(MatchParticipant)
+            .where(MatchParticipant.match_id == match_id)
+            .order_by(MatchParticipant.slot)
+        )
+    )
+    bot_ids = [p.bot_id for p in participants]
+    rows = {r.bot_id: r for r in session.scalars(select(Rating).where(Rating.bot_id.in_(bot_ids)))}
+    return participants, rows
+
+
 def assert_rated_exactly_once(match_id: uuid.UUID) -> list[MatchParticipant]:
     """Each of the two bots' ratings is exactly one update away from the default, the update this
     match made (the bots are registered fresh for the match, so it is their only one); returns the
     participants in slot order."""
     default = ratings.default_skill()
     with session_scope() as session:
-        participants = list(
-            session.scalars(
-                select(MatchParticipant)
-                .where(MatchParticipant.match_id == match_id)
-                .order_by(MatchParticipant.slot)
-            )
-        )
-        bot_ids = [p.bot_id for p in participants]
-        rows = {r.bot_id: r for r in session.scalars(select(Rating).where(Rating.bot_id.in_(bot_ids)))}
+        participants, rows = participants_and_ratings(session, match_id)
     assert len(participants) == 2
     for participant in participants:
         rating = rows[participant.bot_id]

@@ -34,7 +34,13 @@ from shared.events import (
 from shared.queue import QUEUE_MATCHES, send_task
 from shared.states import MatchKind, MatchStatus
 from tests.conftest import ManagedProcess, free_port
-from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
+from tests.match_runner.conftest import (
+    RunningBot,
+    participants_and_ratings,
+    queue_match,
+    start_worker,
+    wait_for_match,
+)
 
 
 def _published(metrics_url: str, outcome: str) -> float:
@@ -96,15 +102,8 @@ def _stored(
     with session_scope() as session:
         match = session.get(Match, match_id)
         assert match is not None
-        participants = list(
-            session.scalars(
-                select(MatchParticipant)
-                .where(MatchParticipant.match_id == match_id)
-                .order_by(MatchParticipant.slot)
-            )
-        )
+        participants, rating_rows = participants_and_ratings(session, match_id)
         bot_ids = [p.bot_id for p in participants]
-        rating_rows = {r.bot_id: r for r in session.scalars(select(Rating).where(Rating.bot_id.in_(bot_ids)))}
         names = {b.id: b.name for b in session.scalars(select(Bot).where(Bot.id.in_(bot_ids)))}
         session.expunge_all()
         return match, participants, rating_rows, names
