@@ -3,6 +3,7 @@ evaluation gets through per minute with one and two match-runner workers, and th
 generation spends outside matches.
 
     .venv/bin/python -m scripts.bench_evolver improve [--generations 20] [--children 4] [--fresh 201]
+        [--quick 3] [--tournament 6] [--no-rematch] [--match-seeds run|generation] [--islands 1]
     .venv/bin/python -m scripts.bench_evolver neighbourhood [--fresh 120]
     .venv/bin/python -m scripts.bench_evolver climb [--step-matches 90] [--rounds 2] [--fresh 300]
     .venv/bin/python -m scripts.bench_evolver variant --set NAME=VALUE [--set ...] [--fresh 300]
@@ -10,11 +11,14 @@ generation spends outside matches.
     .venv/bin/python -m scripts.bench_evolver quick      # both, small: what `make bench` runs
 
 improve: an offline run (no LLM: the built-in mutation operator and rule-based root) from the
-weak battle seed, evaluated against the three built-in bots on the default battle rules; then the
+weak battle seed, evaluated against the three built-in bots on the default battle rules, with
+racing (new matches each generation, parents rematched: `--no-rematch` and `--match-seeds run`
+turn it off), one island and an exploration ratio of 0.1 (`--islands`, `--exploration`); then the
 seed and the run's best play the same `--fresh` new matches against the built-ins (seats
 alternating, seeds never used in the run), win rates with 95% Wilson intervals. The baseline is the seed,
-measured in the same run. It prints the curve (best and median fitness per generation) and the
-time per generation outside matches.
+measured in the same run. It prints the curve (per generation as it closed: the best and median
+of its children, and the leader of its field with its fitness) and the time per generation
+outside matches.
 
 neighbourhood: the seed's one-constant neighbourhood, played in this process (the seed is the
 project's own code): every named constant scaled by 0.5 and by 1.6 in turn, each variant and the seed
@@ -47,6 +51,7 @@ import statistics
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +102,10 @@ def _fresh(source: str, matches: int, jobs: int, salt: str) -> dict[str, Any]:
     names = builtin_names("battle")
     specs = [
         MatchSpec(
-            BUILTIN_PREFIX + names[i % len(names)], 10_000_000 + i * 7919 + hash(salt) % 1000, i % 2, {}
+            BUILTIN_PREFIX + names[i % len(names)],
+            10_000_000 + i * 7919 + zlib.crc32(salt.encode()) % 1000,
+            i % 2,
+            {},
         )
         for i in range(matches)
     ]
@@ -153,6 +161,11 @@ def improve(args: argparse.Namespace) -> dict[str, Any]:
             str(args.seed),
             "--match-seeds",
             args.match_seeds,
+            *(["--rematch"] if args.rematch else []),
+            "--islands",
+            str(args.islands),
+            "--exploration",
+            str(args.exploration),
             "--max-minutes",
             "600",
             "--name",
@@ -177,27 +190,24 @@ def improve(args: argparse.Namespace) -> dict[str, Any]:
         best = next(p for p in rows if p.id == run.best_program_id)
         curve = []
         overheads = []
-        running = None
         for g in gens:
-            scored = [
-                p.fitness
-                for p in rows
-                if p.generation == g.number and p.fitness is not None and p.status == "evaluated"
-            ]
-            if scored:
-                running = max(scored) if running is None else max(running, max(scored))
+            # The generation's figures as they stood when it closed (a rematch changes them later).
+            stats = g.stats or {}
+            leader = stats.get("leader") or {}
             curve.append(
                 {
                     "generation": g.number,
-                    "best": round(max(scored), 3) if scored else None,
-                    "median": round(statistics.median(scored), 3) if scored else None,
-                    "running_best": None if running is None else round(running, 3),
+                    "best": stats.get("best"),
+                    "median": stats.get("median"),
+                    "leader": leader.get("id"),
+                    "leader_fitness": leader.get("fitness"),
                 }
             )
             if g.closed_at is not None:
                 wall = (g.closed_at - g.started_at).total_seconds()
+                label = f"g{g.number}"
                 in_matches = sum(
-                    float((p.metrics or {}).get("seconds", 0.0)) for p in rows if p.generation == g.number
+                    float(((p.metrics or {}).get("round_seconds") or {}).get(label) or 0.0) for p in rows
                 )
                 overheads.append(max(0.0, wall - in_matches))
         best_code, best_name, best_fit = best.code, f"p{best.seq}", best.fitness
@@ -580,7 +590,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh", type=int, default=201)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--match-seeds", choices=("run", "generation"), default="run")
+    parser.add_argument("--match-seeds", choices=("run", "generation"), default="generation")
+    parser.add_argument(
+        "--no-rematch", dest="rematch", action="store_false", help="improve: judge each program once"
+    )
+    parser.add_argument("--islands", type=int, default=1, help="improve: islands of the run")
+    parser.add_argument("--exploration", type=float, default=0.1, help="improve: exploration ratio")
     parser.add_argument("--candidates", type=int, default=6)
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="variant: a constant to change"

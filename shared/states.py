@@ -174,6 +174,8 @@ class EvolutionEventKind(StrEnum):
     PARAMETERS_CHANGED = "parameters_changed"
     MIGRATION = "migration"
     PROGRAM_PROMOTED = "program_promoted"
+    PROGRAM_REMATCHED = "program_rematched"
+    """A kept program played a new round of matches; its fitness is over all its matches now."""
     LLM_FAILURE = "llm_failure"
     FALLBACK = "fallback"
     """The system decided in the root's place (its call failed, or it made no tool call)."""

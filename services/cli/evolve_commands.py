@@ -65,8 +65,22 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         evaluation["jobs"] = args.jobs
     if args.match_seeds is not None:
         evaluation["match_seeds"] = args.match_seeds
+    if args.rematch:
+        evaluation["rematch"] = True
+        evaluation.setdefault("match_seeds", "generation")
+    search: dict[str, Any] = {}
+    if args.islands is not None:
+        search["islands"] = args.islands
+    if args.exploration is not None:
+        search["exploration_ratio"] = args.exploration
     seeds = [_read(path) for path in args.seed or []]
-    config: dict[str, Any] = {"llm": llm, "limits": limits, "evaluation": evaluation, "seeds": seeds}
+    config: dict[str, Any] = {
+        "llm": llm,
+        "limits": limits,
+        "evaluation": evaluation,
+        "search": search,
+        "seeds": seeds,
+    }
     if args.random_seed is not None:
         config["random_seed"] = args.random_seed
     if args.chunk_seconds is not None:

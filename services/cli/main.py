@@ -388,6 +388,19 @@ def _add_evolve(add: AddParser) -> None:
         choices=("run", "generation"),
         help="run: every program plays the same matches (default); generation: new ones each generation",
     )
+    evolve.add_argument(
+        "--rematch",
+        action="store_true",
+        help="racing: parents replay each generation's new matches and are judged on all of them "
+        "(implies --match-seeds generation)",
+    )
+    evolve.add_argument("--islands", type=int, help="islands of the program database (default: 3)")
+    evolve.add_argument(
+        "--exploration",
+        type=float,
+        metavar="RATIO",
+        help="share of parents drawn from the grid (default: 0.3)",
+    )
     evolve.add_argument("--random-seed", type=int, help="seeds sampling and match seeds (default: 0)")
     evolve.add_argument("--chunk-seconds", type=float, help="work between commits (default: 120)")
     evolve.add_argument("--name", help="the run's name (default: GAME-<timestamp>)")

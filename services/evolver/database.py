@@ -36,6 +36,8 @@ class ProgramView:
     cell: tuple[int, int] | None
     parent_id: uuid.UUID | None = None
     nash_fitness: float | None = None
+    last_round: int | None = None
+    """With rematches: the last generation whose matches this program played (see played_in)."""
 
     @property
     def name(self) -> str:
@@ -48,6 +50,11 @@ class ProgramView:
     @property
     def score(self) -> float:
         return self.fitness if self.fitness is not None else -1.0
+
+    def played_in(self, generation: int) -> bool:
+        """Whether the program's fitness counts that generation's matches: it was made in it, or
+        (with rematches) kept as a parent and rematched in it."""
+        return self.generation == generation or self.last_round == generation
 
     @property
     def selection_score(self) -> float:
@@ -192,11 +199,19 @@ def generation_stats(programs: Sequence[ProgramView], generation: int, islands: 
         **_summary([p.score for p in scored]),
         "islands": {str(i): _summary([p.score for p in scored if p.island == i]) for i in range(islands)},
     }
+    leader = top(programs, 1, generation=generation)
+    out["leader"] = (
+        {"id": leader[0].name, "fitness": round(leader[0].score, 4), "generation": leader[0].generation}
+        if leader
+        else None
+    )
     return out
 
 
 def top(programs: Sequence[ProgramView], n: int, generation: int | None = None) -> list[ProgramView]:
-    pool = [p for p in programs if p.evaluated and (generation is None or p.generation == generation)]
+    """The best `n` evaluated programs, of the run or of one generation's field (made or rematched
+    in it)."""
+    pool = [p for p in programs if p.evaluated and (generation is None or p.played_in(generation))]
     return sorted(pool, key=lambda p: (-p.score, p.seq))[:n]
 
 

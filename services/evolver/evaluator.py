@@ -15,7 +15,14 @@ import uuid
 from typing import Any
 
 from services.evolver import store
-from services.evolver.evaluation.cascade import EvalStage, TournamentPlan, builtin_names, evaluate
+from services.evolver.evaluation.cascade import (
+    EvalStage,
+    Evaluation,
+    TournamentPlan,
+    builtin_names,
+    evaluate,
+    rematch,
+)
 from services.evolver.evaluation.matches import LocalExecutor, QueueExecutor, fleet_opponents
 from services.evolver.evaluation.records import BUILTIN_PREFIX
 from services.evolver.evaluation.settings import EvaluationSettings
@@ -98,29 +105,49 @@ class CascadeEvaluator:
             on_created=remember,
         )
 
+    def plan(
+        self, program: EvolutionProgram, settings: EvaluationSettings, seed: int
+    ) -> TournamentPlan | None:
+        if settings.tournament_matches <= 0:
+            return None
+        if self.ctx.config.evaluation.tournament == "fleet":
+            return self.fleet_plan(program, settings, seed)
+        return self.builtin_plan()
+
     def evaluate(
         self, program: EvolutionProgram, parameters: dict[str, Any], seed: int
     ) -> store.EvaluationRow:
         settings = self.evaluation_settings(parameters)
-        plan: TournamentPlan | None = None
-        if settings.tournament_matches > 0:
-            if self.ctx.config.evaluation.tournament == "fleet":
-                plan = self.fleet_plan(program, settings, seed)
-            else:
-                plan = self.builtin_plan()
+        plan = self.plan(program, settings, seed)
         result = evaluate(self.ctx.game, program.code, settings, local=self.local, tournament=plan, seed=seed)
-        failed = not result.passed and result.stage in (EvalStage.GATE, EvalStage.SMOKE)
-        feedback = dict(result.feedback)
-        feedback["records"] = result.records
-        if result.message:
-            feedback["message"] = result.message
-        return store.EvaluationRow(
-            status=ProgramStatus.FAILED if failed else ProgramStatus.EVALUATED,
-            stage=str(result.stage),
-            fitness=0.0 if failed else float(result.fitness),
-            metrics={**result.metrics, "seconds": round(result.seconds, 2)},
-            descriptors=dict(result.descriptors),
-            cell=result.cell,
-            feedback=feedback,
-            error=result.message if failed else None,
+        return _row(result)
+
+    def rematch(
+        self, program: EvolutionProgram, parameters: dict[str, Any], seed: int
+    ) -> store.EvaluationRow:
+        """`program` (evaluated before) on new matches from `seed`, judged on all its matches."""
+        settings = self.evaluation_settings(parameters)
+        plan = self.plan(program, settings, seed)
+        previous = list((program.feedback or {}).get("records") or [])
+        result = rematch(
+            self.ctx.game, program.code, settings, previous, local=self.local, tournament=plan, seed=seed
         )
+        return _row(result)
+
+
+def _row(result: Evaluation) -> store.EvaluationRow:
+    failed = not result.passed and result.stage in (EvalStage.GATE, EvalStage.SMOKE)
+    feedback = dict(result.feedback)
+    feedback["records"] = result.records
+    if result.message:
+        feedback["message"] = result.message
+    return store.EvaluationRow(
+        status=ProgramStatus.FAILED if failed else ProgramStatus.EVALUATED,
+        stage=str(result.stage),
+        fitness=0.0 if failed else float(result.fitness),
+        metrics={**result.metrics, "seconds": round(result.seconds, 2)},
+        descriptors=dict(result.descriptors),
+        cell=result.cell,
+        feedback=feedback,
+        error=result.message if failed else None,
+    )

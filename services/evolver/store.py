@@ -310,6 +310,7 @@ def program_views(run_id: uuid.UUID) -> list[database.ProgramView]:
         EvolutionProgram.cell_y,
         EvolutionProgram.parent_id,
         EvolutionProgram.nash_fitness,
+        EvolutionProgram.metrics["round"].as_integer().label("last_round"),
     )
     with session_scope() as session:
         rows = session.execute(
@@ -326,6 +327,7 @@ def program_views(run_id: uuid.UUID) -> list[database.ProgramView]:
             cell=(r.cell_x, r.cell_y) if r.cell_x is not None and r.cell_y is not None else None,
             parent_id=r.parent_id,
             nash_fitness=r.nash_fitness,
+            last_round=r.last_round,
         )
         for r in rows
     ]
@@ -450,6 +452,8 @@ class EvaluationRow:
 class Saved:
     new_best: bool
     promoted_version_id: uuid.UUID | None
+    promoted_seq: int | None = None
+    """The promoted program's number (after a rematch it may be another program than the one saved)."""
 
 
 def save_evaluation(
@@ -486,6 +490,63 @@ def save_evaluation(
                 promoted = _promote(session, settings, run, row)
         session.commit()
         return Saved(new_best, promoted)
+
+
+def save_rematch(
+    run_id: uuid.UUID,
+    program_id: uuid.UUID,
+    round_label: str,
+    result: EvaluationRow,
+    *,
+    round_generation: int | None,
+    promotion_threshold: float,
+) -> Saved:
+    """A rematch round's judgement (over all the program's matches) in one transaction, once per
+    round: a round already saved changes nothing. The run's best is then the program with the
+    highest fitness again (a rematch can lower the best's, or raise another's); a new best at or
+    above the threshold is promoted if it was not before."""
+    settings = get_settings()
+    with session_scope() as session:
+        run = session.get(EvolutionRun, run_id, with_for_update=True)
+        row = session.get(EvolutionProgram, program_id, with_for_update=True)
+        assert run is not None and row is not None
+        metrics = dict(row.metrics or {})
+        if round_label in metrics.get("rounds", []) or row.status != ProgramStatus.EVALUATED:
+            session.rollback()
+            return Saved(False, None)
+        row.fitness = result.fitness
+        row.metrics = {
+            **result.metrics,
+            "rounds": [*metrics.get("rounds", []), round_label],
+            "round": metrics.get("round") if round_generation is None else round_generation,
+            "round_seconds": {**metrics.get("round_seconds", {}), round_label: result.metrics.get("seconds")},
+        }
+        row.descriptors = result.descriptors
+        row.cell_x, row.cell_y = result.cell if result.cell is not None else (None, None)
+        row.feedback = result.feedback
+        session.flush()
+        leader = session.scalars(
+            select(EvolutionProgram)
+            .where(
+                EvolutionProgram.run_id == run_id,
+                EvolutionProgram.status == ProgramStatus.EVALUATED,
+                EvolutionProgram.fitness.is_not(None),
+            )
+            .order_by(EvolutionProgram.fitness.desc(), EvolutionProgram.seq)
+            .limit(1)
+        ).one()
+        new_best = leader.id != run.best_program_id
+        run.best_program_id, run.best_fitness = leader.id, leader.fitness
+        promoted: uuid.UUID | None = None
+        if (
+            new_best
+            and leader.fitness is not None
+            and leader.fitness >= promotion_threshold
+            and leader.promoted_version_id is None
+        ):
+            promoted = _promote(session, settings, run, leader)
+        session.commit()
+        return Saved(new_best, promoted, leader.seq if promoted is not None else None)
 
 
 def _promote(session: Session, settings: Settings, run: EvolutionRun, row: EvolutionProgram) -> uuid.UUID:

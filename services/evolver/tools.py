@@ -12,7 +12,7 @@ import logging
 import random
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from services.evolver import database, metrics, prompts, store
@@ -29,12 +29,20 @@ from shared.states import EvolutionEventKind, HostedContract, LlmRole, ProgramOr
 log = logging.getLogger("services.evolver")
 
 TOP_IN_RUN_BLOCK = 8
+FINAL_ROUND_PROGRAMS = 4
+"""With rematches, the leading programs that play a last round before the run names its best."""
+FINAL_ROUND_PASSES = 4
+"""The last round is played again for programs that lead once the first leaders have sunk."""
 
 
 class Evaluator(Protocol):
     """Runs the evaluation cascade on one stored program (services/evolver/evaluation)."""
 
     def evaluate(
+        self, program: EvolutionProgram, parameters: dict[str, Any], seed: int
+    ) -> store.EvaluationRow: ...
+
+    def rematch(
         self, program: EvolutionProgram, parameters: dict[str, Any], seed: int
     ) -> store.EvaluationRow: ...
 
@@ -84,6 +92,7 @@ def views(rows: Sequence[EvolutionProgram]) -> list[ProgramView]:
             cell=(r.cell_x, r.cell_y) if r.cell_x is not None and r.cell_y is not None else None,
             parent_id=r.parent_id,
             nash_fitness=r.nash_fitness,
+            last_round=(r.metrics or {}).get("round"),
         )
         for r in rows
     ]
@@ -391,18 +400,21 @@ class Toolbox:
         if row.status == ProgramStatus.REJECTED:
             raise ToolError(f"p{row.seq} was rejected and cannot run: {row.error}")
         if row.status == ProgramStatus.PENDING:
+            self.rematch_parents()
             # Common random numbers: programs play the same matches (seeds and seats), across the
             # run or within a generation, so their fitnesses differ by how they play, not by which
             # matches they drew (with ten matches, the draw alone moves a win rate by +-0.15).
             scope = "run" if self.config.evaluation.match_seeds == "run" else f"generation:{row.generation}"
-            seed = self._rng(f"evaluate:{scope}").randrange(2**31)
-            try:
-                result = self.evaluator.evaluate(row, self.parameters(), seed)
-            except Exception:
-                metrics.record_failure(metrics.Failure.EVALUATION_ERROR)
-                raise
-            seconds = result.metrics.get("seconds")
-            metrics.record_evaluation(self.ctx.game, result.status, result.stage, seconds)
+            result = self._judge(self.evaluator.evaluate, row, scope)
+            label = f"g{row.generation}"
+            result = replace(
+                result,
+                metrics={
+                    **result.metrics,
+                    "rounds": [label],
+                    "round_seconds": {label: result.metrics.get("seconds")},
+                },
+            )
             saved = store.save_evaluation(
                 self.ctx.id, row.id, result, promotion_threshold=self.config.promotion_threshold
             )
@@ -424,7 +436,96 @@ class Toolbox:
             row = fresh
         return _evaluation_summary(row)
 
+    def _judge(
+        self,
+        play: Callable[[EvolutionProgram, dict[str, Any], int], store.EvaluationRow],
+        row: EvolutionProgram,
+        scope: str,
+    ) -> store.EvaluationRow:
+        """`play` (an evaluation or a rematch) on the matches of `scope`, counted in the metrics."""
+        seed = self._rng(f"evaluate:{scope}").randrange(2**31)
+        try:
+            result = play(row, self.parameters(), seed)
+        except Exception:
+            metrics.record_failure(metrics.Failure.EVALUATION_ERROR)
+            raise
+        metrics.record_evaluation(self.ctx.game, result.status, result.stage, result.metrics.get("seconds"))
+        return result
+
+    def rematch_parents(self) -> None:
+        """With `evaluation.rematch`: the programs selected at the end of the last generation play
+        this generation's matches too (once per program and generation), so they and this
+        generation's children are judged on common matches and a lucky parent loses its place."""
+        g = self.state.generation
+        if not self.config.evaluation.rematch or g == 0:
+            return
+        previous = store.generation_row(self.ctx.id, g - 1)
+        if previous is None:
+            return
+        for selected in previous.selected_ids:
+            row = store.program(uuid.UUID(str(selected)))
+            if row is not None and row.generation != g:
+                self.rematch_row(row, f"g{g}", f"generation:{g}", g)
+
+    def rematch_row(self, row: EvolutionProgram, label: str, scope: str, generation: int | None) -> bool:
+        """Play `row` on the matches of `scope` once (labelled `label`); whether it played now."""
+        if row.status != ProgramStatus.EVALUATED or label in (row.metrics or {}).get("rounds", []):
+            return False
+        result = self._judge(self.evaluator.rematch, row, scope)
+        before = row.fitness
+        saved = store.save_rematch(
+            self.ctx.id,
+            row.id,
+            label,
+            result,
+            round_generation=generation,
+            promotion_threshold=self.config.promotion_threshold,
+        )
+        store.update_nash(self.ctx.id)
+        store.add_event(
+            self.ctx.id,
+            f"rematch:{label}:{row.seq}",
+            self.state.generation,
+            EvolutionEventKind.PROGRAM_REMATCHED,
+            {
+                "program": f"p{row.seq}",
+                "round": label,
+                "fitness_before": before,
+                "fitness": result.fitness,
+                "matches": result.metrics.get("matches"),
+            },
+        )
+        if saved.promoted_version_id is not None:
+            promoted = store.program_by_seq(self.ctx.id, saved.promoted_seq or row.seq)
+            store.add_event(
+                self.ctx.id,
+                f"promoted:{saved.promoted_seq}:{label}",
+                self.state.generation,
+                EvolutionEventKind.PROGRAM_PROMOTED,
+                {
+                    "program": f"p{saved.promoted_seq}",
+                    "fitness": None if promoted is None else promoted.fitness,
+                    "version_id": str(saved.promoted_version_id),
+                },
+            )
+        return True
+
+    def final_round(self) -> None:
+        """With `evaluation.rematch`: before the run names its best, the leading programs play one
+        more set of new matches, so the best is not the luckiest of the last generation."""
+        if not self.config.evaluation.rematch:
+            return
+        for _ in range(FINAL_ROUND_PASSES):  # until the leaders after the round all played it
+            played = False
+            for view in database.top(store.program_views(self.ctx.id), FINAL_ROUND_PROGRAMS):
+                row = store.program(view.id)
+                assert row is not None
+                played = self.rematch_row(row, "final", "final", None) or played
+            if not played:
+                return
+
     def evaluate_pending(self) -> None:
+        self.rematch_parents()
         for view in store.program_views(self.ctx.id):
             if view.status == ProgramStatus.PENDING:
                 row = store.program(view.id)
@@ -542,6 +643,7 @@ class Toolbox:
 
     def finish(self, reason: str, key: str, named_best: str | None = None) -> None:
         self.evaluate_pending()
+        self.final_round()
         counters = store.counters(self.ctx.id)
         best = store.program(counters.best_program_id) if counters.best_program_id else None
         store.update_run(self.ctx.id, termination_reason=reason)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MAX_SEED_CHARS = 100_000
 BUILTIN_ROOT_MODEL = "arena-builtin-root"
@@ -93,8 +93,22 @@ class EvaluationConfig(_Config):
         description="run: every program plays the same matches (seeds and seats), so fitnesses compare "
         "across the whole run; generation: each generation draws new ones",
     )
+    rematch: bool = Field(
+        default=False,
+        description="racing: each generation, the programs kept as parents play that generation's "
+        "matches too and are judged on all their matches, and the run ends with a last round for "
+        "its leaders; needs match_seeds generation",
+    )
     tournament_timeout_s: float = Field(default=600.0, gt=0, le=3_600)
     jobs: int = Field(default=1, ge=1, le=16, description="local matches played at once")
+
+    @model_validator(mode="after")
+    def _rematch_needs_new_matches(self) -> EvaluationConfig:
+        if self.rematch and self.match_seeds != "generation":
+            raise ValueError(
+                "rematch needs match_seeds 'generation' (with 'run' a rematch would replay the same matches)"
+            )
+        return self
 
 
 class SearchConfig(_Config):

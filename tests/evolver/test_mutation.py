@@ -234,3 +234,31 @@ def test_several_mutations_in_a_row_are_one_change_whose_blocks_apply() -> None:
         assert mutate_several(source, random.Random(seed)) == result, "deterministic"
         steps.append(result.description.count("; ") + 1)
     assert min(steps) == 1 and max(steps) >= 2, steps
+
+
+def test_named_constants_take_log_normal_steps_far_enough_to_leave_a_plateau() -> None:
+    """A named constant's good value is often several times the written one: steps reach beyond
+    x0.5..2 now and then, an int constant moves by more than one, and types and signs hold."""
+    ratios: list[float] = []
+    int_moves: set[int] = set()
+    for seed in range(600):
+        mutation = mutate(PROGRAM, random.Random(seed))
+        if mutation.kind is not MutationKind.CONSTANT:
+            continue
+        values = {
+            node.targets[0].id: node.value.value
+            for node in ast.parse(mutation.source).body
+            if isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+        }
+        if values["RANGE"] != 8.0:
+            assert isinstance(values["RANGE"], float) and values["RANGE"] > 0
+            ratios.append(values["RANGE"] / 8.0)
+        if values["STEPS"] != 3:
+            assert isinstance(values["STEPS"], int) and values["STEPS"] > 0
+            int_moves.add(values["STEPS"] - 3)
+    assert len(ratios) >= 50
+    assert max(ratios) > 2.0 and min(ratios) < 0.5, (min(ratios), max(ratios))
+    assert 0.6 < sorted(ratios)[len(ratios) // 2] < 1.6, "most steps stay near the old value"
+    assert any(abs(move) > 1 for move in int_moves), int_moves

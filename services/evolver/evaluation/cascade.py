@@ -282,6 +282,76 @@ def _smoke_problem(record: MatchRecord, turns: int) -> str | None:
     return None
 
 
+def _judge(
+    game: str,
+    settings: EvaluationSettings,
+    stage: EvalStage,
+    passed: bool,
+    message: str,
+    records: Sequence[dict[str, Any]],
+    seconds: float,
+) -> Evaluation:
+    """The Evaluation of a program that played `records` (MatchRecord JSON with their "stage"):
+    fitness and descriptors over the quick and tournament matches."""
+    collected = [MatchRecord.from_json({k: v for k, v in r.items() if k != "stage"}) for r in records]
+    scored = [m for m, r in zip(collected, records, strict=True) if r["stage"] in ("quick", "tournament")]
+    quick = [m for m, r in zip(collected, records, strict=True) if r["stage"] == "quick"]
+    value = fit.fitness(game, scored, settings.weights(game)) if scored else 0.0
+    descriptors = fit.descriptors(game, scored)
+    cell: tuple[int, int] | None = fit.cell(descriptors)
+    if stage in (EvalStage.GATE, EvalStage.SMOKE):  # no play to judge: no fitness, no niche
+        value, descriptors, cell, scored = 0.0, {}, None, []
+    return Evaluation(
+        stage=stage,
+        passed=passed,
+        fitness=round(value, 6),
+        metrics=_metrics(game, scored, quick),
+        descriptors=descriptors,
+        cell=cell,
+        feedback=_feedback(game, stage, message, collected, scored),
+        records=list(records),
+        message=message,
+        seconds=round(seconds, 3),
+    )
+
+
+def rematch(
+    game: str,
+    source: str,
+    settings: EvaluationSettings,
+    previous: Sequence[dict[str, Any]],
+    *,
+    local: LocalExecutor,
+    tournament: TournamentPlan | None,
+    seed: int,
+) -> Evaluation:
+    """Play a program that passed the cascade before on new matches (quick and tournament, from
+    `seed`) and judge it on all its matches: `previous` (its stored records) and these. Selection
+    on one evaluation favours the programs that drew lucky matches; a program kept as a parent
+    replays each generation, so its fitness converges to how good it is (racing)."""
+    started = time.monotonic()
+    runner = settings.runner_settings(local.settings)
+    deadline = settings.match_deadline_s
+    new: list[dict[str, Any]] = []
+    quick = local.play(
+        source, quick_specs(game, settings, seed), settings=runner, deadline_s=deadline, jobs=settings.jobs
+    )
+    new += [{**record.to_json(), "stage": "quick"} for record in quick]
+    if tournament is not None and settings.tournament_matches > 0 and tournament.opponents:
+        specs = tournament_specs(tournament.opponents, settings, seed)
+        if tournament.queue is not None:
+            played = tournament.queue.play(
+                specs, existing=tournament.existing, on_created=tournament.on_created
+            )
+        else:
+            played = local.play(source, specs, settings=runner, deadline_s=deadline, jobs=settings.jobs)
+        new += [{**record.to_json(), "stage": "tournament"} for record in played]
+    records = [*previous, *new]
+    matches = sum(1 for r in records if r["stage"] in ("quick", "tournament"))
+    message = f"evaluated over {matches} matches (rematched)"
+    return _judge(game, settings, EvalStage.DONE, True, message, records, time.monotonic() - started)
+
+
 def evaluate(
     game: str,
     source: str,
@@ -296,32 +366,12 @@ def evaluate(
     `tournament` None skips the tournament stage (fitness from the quick matches)."""
     started = time.monotonic()
     all_records: list[dict[str, Any]] = []
-    collected: list[MatchRecord] = []
 
-    def finish(stage: EvalStage, passed: bool, message: str, scored: Sequence[MatchRecord]) -> Evaluation:
-        quick = [r for r, d in zip(collected, all_records, strict=True) if d["stage"] == "quick"]
-        value = fit.fitness(game, scored, settings.weights(game)) if scored else 0.0
-        descriptors = fit.descriptors(game, scored)
-        cell: tuple[int, int] | None = fit.cell(descriptors)
-        if stage in (EvalStage.GATE, EvalStage.SMOKE):  # no play to judge: no fitness, no niche
-            value, descriptors, cell = 0.0, {}, None
-        evaluation = Evaluation(
-            stage=stage,
-            passed=passed,
-            fitness=round(value, 6),
-            metrics=_metrics(game, scored, quick),
-            descriptors=descriptors,
-            cell=cell,
-            feedback=_feedback(game, stage, message, collected, scored),
-            records=all_records,
-            message=message,
-            seconds=round(time.monotonic() - started, 3),
-        )
-        return evaluation
+    def finish(stage: EvalStage, passed: bool, message: str) -> Evaluation:
+        return _judge(game, settings, stage, passed, message, all_records, time.monotonic() - started)
 
     def keep(stage: str, records: Sequence[MatchRecord]) -> None:
         for record in records:
-            collected.append(record)
             all_records.append({**record.to_json(), "stage": stage})
 
     problems = check_source(source, contract=HostedContract.DECIDE)
@@ -331,7 +381,7 @@ def evaluate(
         message = "the static gate refused the program:\n" + "\n".join(shown)
         if more > 0:
             message += f"\n... and {more} more"
-        evaluation = finish(EvalStage.GATE, False, message, [])
+        evaluation = finish(EvalStage.GATE, False, message)
         evaluation.feedback["gate_problems"] = shown
         return evaluation
 
@@ -343,7 +393,7 @@ def evaluate(
     keep("smoke", [smoke])
     problem = _smoke_problem(smoke, settings.smoke_turns)
     if problem:
-        return finish(EvalStage.SMOKE, False, problem, [])
+        return finish(EvalStage.SMOKE, False, problem)
 
     specs = quick_specs(game, settings, seed)
     quick = local.play(source, specs, settings=runner, deadline_s=deadline, jobs=settings.jobs)
@@ -351,7 +401,7 @@ def evaluate(
     quick_rate = fit.win_rate(quick)
     if quick and quick_rate < settings.min_quick_win_rate:
         message = f"quick win rate {quick_rate:.2f} is under {settings.min_quick_win_rate:.2f}"
-        return finish(EvalStage.QUICK, False, message, quick)
+        return finish(EvalStage.QUICK, False, message)
 
     scored = list(quick)
     if tournament is not None and settings.tournament_matches > 0 and tournament.opponents:
@@ -364,7 +414,7 @@ def evaluate(
         keep("tournament", played)
         scored.extend(played)
         if not any(r.played for r in played):
-            return finish(EvalStage.TOURNAMENT, False, "no tournament match could be played", scored)
+            return finish(EvalStage.TOURNAMENT, False, "no tournament match could be played")
     if not any(r.played for r in scored) and scored:
-        return finish(EvalStage.QUICK, False, "no quick match could be played", scored)
-    return finish(EvalStage.DONE, True, f"evaluated over {sum(r.played for r in scored)} matches", scored)
+        return finish(EvalStage.QUICK, False, "no quick match could be played")
+    return finish(EvalStage.DONE, True, f"evaluated over {sum(r.played for r in scored)} matches")

@@ -236,12 +236,13 @@ def _decide(messages: list[dict[str, Any]], offered: set[str]) -> _Decision:
         and generation % MODIFY_EVERY == 0
         and not modified_since
     ):
-        ratio = 0.5 if stagnant >= 2 else 0.2
-        why = (
-            f"{stagnant} generations without improvement: explore more"
-            if stagnant >= 2
-            else "progress is steady: mostly exploit the best programs"
-        )
+        parameters = run.get("parameters")
+        current = parameters.get("exploration_ratio") if isinstance(parameters, dict) else None
+        now = float(current) if isinstance(current, int | float) and not isinstance(current, bool) else 0.3
+        if stagnant >= 2:
+            ratio, why = max(now, 0.5), f"{stagnant} generations without improvement: explore more"
+        else:  # never more exploration than the run was given while it improves
+            ratio, why = min(now, 0.2), "progress is steady: mostly exploit the best programs"
         return _Decision(
             ToolName.MODIFY_PARAMETERS,
             {"updates": {"exploration_ratio": ratio}, "reasoning": why},

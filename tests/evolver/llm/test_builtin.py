@@ -123,6 +123,13 @@ def test_parameters_are_revisited_every_fifth_generation() -> None:
     assert name == ToolName.MODIFY_PARAMETERS and arguments["updates"] == {"exploration_ratio": 0.5}
     steady = run_block(generation=10, generations_without_improvement=1)
     assert decide(conversation(("advance_generation", steady)))[1]["updates"] == {"exploration_ratio": 0.2}
+    # While the run improves, it never explores more than it was given (a run set to 0 stays at 0).
+    greedy = run_block(
+        generation=10, generations_without_improvement=1, parameters={"exploration_ratio": 0.0}
+    )
+    assert decide(conversation(("advance_generation", greedy)))[1]["updates"] == {"exploration_ratio": 0.0}
+    bold = run_block(generation=5, generations_without_improvement=3, parameters={"exploration_ratio": 0.7})
+    assert decide(conversation(("advance_generation", bold)))[1]["updates"] == {"exploration_ratio": 0.7}
     # Once per generation: after the change, the generation goes on.
     name, _ = decide(conversation(("advance_generation", stagnant), ("modify_parameters", stagnant)))
     assert name == ToolName.SPAWN_CHILD

@@ -35,6 +35,7 @@ const POPULATION_KINDS = new Set([
   "tool_result",
   "generation_advanced",
   "program_promoted",
+  "program_rematched",
   "migration",
   "terminated",
   "fallback",

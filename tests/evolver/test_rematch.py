@@ -1,0 +1,141 @@
+"""Racing (`evaluation.rematch`): the programs kept as parents replay every generation's new matches
+and are judged on all their matches, so a program that drew lucky matches once loses its place;
+the run ends with a last round for its leaders. Real database, sandboxes and matches."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from pydantic import ValidationError
+
+from services.evolver import store
+from services.evolver.code import normalised_hash
+from services.evolver.evaluation.fitness import fitness
+from services.evolver.evaluation.records import MatchRecord
+from services.evolver.evaluation.settings import EvaluationSettings
+from services.evolver.seeds import seed_program
+from shared.evolution import EvolutionConfig
+from shared.states import EvolutionEventKind, JobStatus, ProgramOrigin, ProgramStatus
+from tests.evolver.engine_support import config, drive, events, make_run, programs, run_row
+
+pytestmark = pytest.mark.usefixtures("database_url")
+
+QUICK = 2
+
+
+def scored(records: list[dict[str, object]]) -> list[MatchRecord]:
+    return [
+        MatchRecord.from_json({k: v for k, v in r.items() if k != "stage"})
+        for r in records
+        if r["stage"] in ("quick", "tournament")
+    ]
+
+
+def test_kept_parents_replay_each_generation_and_are_judged_on_all_their_matches() -> None:
+    run_id, job_id = make_run(
+        config(
+            limits={"max_generations": 3, "max_children_per_generation": 2},
+            evaluation={"quick_matches": QUICK, "match_seeds": "generation", "rematch": True},
+            search={"islands": 1},
+            random_seed=3,
+        )
+    )
+    assert drive(job_id) == JobStatus.FINISHED
+    rows = {row.id: row for row in programs(run_id)}
+    with_generations: dict[int, list[str]] = {}
+    for number in range(3):
+        generation = store.generation_row(run_id, number)
+        assert generation is not None
+        with_generations[number] = [str(i) for i in generation.selected_ids or []]
+    rematched = 0
+    for number in (1, 2):
+        for selected in with_generations[number - 1]:
+            row = next(r for r in rows.values() if str(r.id) == selected)
+            if row.generation == number:
+                continue
+            rematched += 1
+            assert f"g{number}" in row.metrics["rounds"], (row.seq, row.metrics["rounds"])
+    assert rematched >= 2, "parents kept from one generation to the next were rematched"
+    for row in rows.values():
+        if row.status != ProgramStatus.EVALUATED:
+            continue
+        rounds = row.metrics["rounds"]
+        assert len(rounds) == len(set(rounds)), "no round played twice"
+        assert rounds[0] == f"g{row.generation}"
+        records = scored(row.feedback["records"])
+        # Every round played the quick matches again, on new seeds; the fitness is over all of them.
+        assert len(records) == QUICK * len(rounds) == row.metrics["matches"]
+        assert len({r.seed for r in records}) == len(records)
+        expected = fitness("battle", records, EvaluationSettings().weights("battle"))
+        assert row.fitness == pytest.approx(expected, abs=1e-6)
+        assert set(row.metrics["round_seconds"]) == set(rounds)
+    finals = [row for row in rows.values() if "final" in (row.metrics or {}).get("rounds", [])]
+    run = run_row(run_id)
+    evaluated = [r for r in rows.values() if r.status == ProgramStatus.EVALUATED]
+    leaders = sorted(evaluated, key=lambda r: (-(r.fitness or 0.0), r.seq))[:4]
+    assert all(r in finals for r in leaders), "the leaders at the end all played the last round"
+    leader = leaders[0]
+    assert run.best_program_id == leader.id and run.best_fitness == leader.fitness
+    assert run.best_program_id in {r.id for r in finals}
+    rematch_events = events(run_id, EvolutionEventKind.PROGRAM_REMATCHED)
+    assert len(rematch_events) == sum(len(r.metrics["rounds"]) - 1 for r in evaluated)
+
+    # Saving a round again changes nothing (a resumed chunk finds it done).
+    row = finals[0]
+    again = store.save_rematch(
+        run_id,
+        row.id,
+        "final",
+        store.EvaluationRow(ProgramStatus.EVALUATED, "done", 0.0, {}, {}, None, {}, None),
+        round_generation=None,
+        promotion_threshold=1.0,
+    )
+    assert again == store.Saved(False, None)
+    assert programs(run_id)[row.seq].fitness == row.fitness
+
+
+def test_rematch_needs_new_matches_every_generation() -> None:
+    with pytest.raises(ValidationError, match="rematch needs match_seeds 'generation'"):
+        EvolutionConfig.model_validate({"evaluation": {"rematch": True}})
+    assert EvolutionConfig.model_validate(
+        {"evaluation": {"rematch": True, "match_seeds": "generation"}}
+    ).evaluation.rematch
+
+
+def _evaluated(run_id: uuid.UUID, key: str, source: str, fitness_value: float) -> uuid.UUID:
+    made = store.insert_program(
+        run_id,
+        store.NewProgram(
+            created_key=key,
+            generation=0,
+            island=0,
+            origin=ProgramOrigin.SEED,
+            status=ProgramStatus.PENDING,
+            code=source,
+            code_hash=normalised_hash(source),
+        ),
+    )
+    row = store.EvaluationRow(
+        ProgramStatus.EVALUATED, "done", fitness_value, {"rounds": ["g0"]}, {}, None, {}, None
+    )
+    store.save_evaluation(run_id, made.program.id, row, promotion_threshold=1.0)
+    return made.program.id
+
+
+def test_a_rematch_that_sinks_the_best_hands_the_lead_on_and_promotes_the_new_leader() -> None:
+    run_id, _ = make_run(config())
+    seed = seed_program("battle")
+    lucky = _evaluated(run_id, "a", seed, 0.9)
+    steady = _evaluated(run_id, "b", seed.replace("ENGAGE_RANGE = 10.0", "ENGAGE_RANGE = 12.0"), 0.7)
+    assert run_row(run_id).best_program_id == lucky
+    sunk = store.EvaluationRow(ProgramStatus.EVALUATED, "done", 0.4, {"matches": 18}, {}, None, {}, None)
+    saved = store.save_rematch(run_id, lucky, "g1", sunk, round_generation=1, promotion_threshold=0.6)
+    run = run_row(run_id)
+    assert run.best_program_id == steady and run.best_fitness == 0.7
+    steady_row = store.program(steady)
+    assert steady_row is not None and steady_row.promoted_version_id is not None
+    assert saved == store.Saved(True, steady_row.promoted_version_id, steady_row.seq)
+    lucky_row = store.program(lucky)
+    assert lucky_row is not None and lucky_row.fitness == 0.4
+    assert lucky_row.metrics["rounds"] == ["g0", "g1"] and lucky_row.metrics["round"] == 1
