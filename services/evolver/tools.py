@@ -462,9 +462,11 @@ class Toolbox:
         previous = store.generation_row(self.ctx.id, g - 1)
         if previous is None:
             return
-        for selected in previous.selected_ids:
-            row = store.program(uuid.UUID(str(selected)))
-            if row is not None and row.generation != g:
+        selected = {str(i) for i in previous.selected_ids or []}
+        for view in store.program_views(self.ctx.id):  # whole rows only for those still to play
+            if str(view.id) in selected and not view.played_in(g):
+                row = store.program(view.id)
+                assert row is not None
                 self.rematch_row(row, f"g{g}", f"generation:{g}", g)
 
     def rematch_row(self, row: EvolutionProgram, label: str, scope: str, generation: int | None) -> bool:
