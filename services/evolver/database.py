@@ -215,8 +215,20 @@ def top(programs: Sequence[ProgramView], n: int, generation: int | None = None) 
     return sorted(pool, key=lambda p: (-p.score, p.seq))[:n]
 
 
-def trends(programs: Sequence[ProgramView], current: int) -> dict[str, Any]:
-    """Best and median per generation, the running best, and how long since it last improved."""
+def trends(
+    programs: Sequence[ProgramView], current: int, *, field_leaders: Sequence[int] | None = None
+) -> dict[str, Any]:
+    """Best and median per generation, the running best, and how long since the run improved.
+
+    Without racing, a program's fitness is fixed once evaluated, so the run improved when a
+    generation's best beat every earlier one. With racing (kept parents replay each generation's
+    matches) the earlier figures are not comparable: a child that drew lucky matches and was not
+    kept keeps its lucky figure forever, and would mark as stagnant a run whose leaders are in fact
+    getting better. There `field_leaders` gives the generation in which each closed generation's
+    leader (the best of its field, on common matches) was made, and the run last improved when it
+    made the newest program that has led a field, the current one included. Not the age of the
+    current leader alone: an old program that takes the lead back when a newer one sinks would
+    make that figure jump, and stop a run that was moving a generation earlier."""
     rows = []
     running: float | None = None
     last_gain = 0
@@ -236,8 +248,12 @@ def trends(programs: Sequence[ProgramView], current: int) -> dict[str, Any]:
         )
     recent = [r["running_best"] for r in rows[-4:] if r["running_best"] is not None]
     rate = (recent[-1] - recent[0]) / max(1, len(recent) - 1) if len(recent) >= 2 else 0.0
+    stagnant = current - last_gain if running is not None else current
+    if field_leaders is not None:
+        made = [*field_leaders, *(p.generation for p in top(programs, 1, generation=current))]
+        stagnant = current - max(made) if made else current
     return {
         "generations": rows,
         "improvement_per_generation": round(rate, 4),
-        "generations_without_improvement": current - last_gain if running is not None else current,
+        "generations_without_improvement": stagnant,
     }

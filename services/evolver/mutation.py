@@ -478,12 +478,14 @@ def _crossover_candidates(text: _Text, tree: ast.Module, inspirations: Sequence[
                 f"function {name} taken from inspiration {number}",
             )
             out.append(_Candidate(MutationKind.CROSSOVER, 1.0, _fixed(edit)))
+        differing: list[tuple[str, int, int, str]] = []
         for name, value in constants.items():
             their_value = other_constants.get(name)
             if their_value is None or ast.dump(their_value) == ast.dump(value):
                 continue
             start, end = text.span(value)
             literal = other_text.segment(their_value)
+            differing.append((name, start, end, literal))
             edit = _Edit(
                 start,
                 end,
@@ -491,7 +493,39 @@ def _crossover_candidates(text: _Text, tree: ast.Module, inspirations: Sequence[
                 f"{name}: {text.source[start:end]} -> {literal} (from inspiration {number})",
             )
             out.append(_Candidate(MutationKind.CROSSOVER, 1.0, _fixed(edit)))
+        if len(differing) >= 2:
+            build = _recombination(text, differing, number)
+            out.append(_Candidate(MutationKind.CROSSOVER, float(len(differing)), build))
     return out
+
+
+def _recombination(
+    text: _Text, differing: Sequence[tuple[str, int, int, str]], number: int
+) -> Callable[[random.Random], _Edit | None]:
+    """Uniform crossover of named constants: each constant whose value differs in the inspiration
+    takes that value with probability one half (at least one, never all). Two programs that each
+    found good values for different constants pass both on at once, which single steps would need
+    several lucky generations to assemble."""
+
+    def build(rng: random.Random) -> _Edit | None:
+        taken = [item for item in differing if rng.random() < 0.5]
+        if not taken or len(taken) == len(differing):
+            taken = rng.sample(list(differing), rng.randint(1, len(differing) - 1))
+        taken.sort(key=lambda item: item[1])
+        start, end = taken[0][1], taken[-1][2]
+        pieces: list[str] = []
+        position = start
+        for _name, value_start, value_end, literal in taken:
+            pieces += [text.source[position:value_start], literal]
+            position = value_end
+        pieces.append(text.source[position:end])
+        changes = ", ".join(
+            f"{name}: {text.source[value_start:value_end]} -> {literal}"
+            for name, value_start, value_end, literal in taken
+        )
+        return _Edit(start, end, "".join(pieces), f"{changes} (recombined from inspiration {number})")
+
+    return build
 
 
 # ---------------------------------------------------------------- edit blocks

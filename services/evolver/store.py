@@ -280,6 +280,24 @@ def generation_row(run_id: uuid.UUID, number: int) -> EvolutionGeneration | None
         return row
 
 
+def field_leader_generations(run_id: uuid.UUID) -> list[int]:
+    """For each closed generation, the generation in which the leader of its field was made (as
+    recorded when it closed; see database.trends)."""
+    made = EvolutionGeneration.stats["leader"]["generation"].as_integer()
+    with session_scope() as session:
+        return list(
+            session.scalars(
+                select(made)
+                .where(
+                    EvolutionGeneration.run_id == run_id,
+                    EvolutionGeneration.closed_at.is_not(None),
+                    made.is_not(None),
+                )
+                .order_by(EvolutionGeneration.number)
+            )
+        )
+
+
 # ---------------------------------------------------------------- programs
 def programs(run_id: uuid.UUID) -> list[EvolutionProgram]:
     """Every program of the run, detached, oldest first."""

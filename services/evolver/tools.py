@@ -148,6 +148,7 @@ class Toolbox:
         g = self.state.generation
         best = next((p for p in progs if p.id == counters.best_program_id), None)
         limits = self.config.limits
+        stagnant = self._trends(progs, g)["generations_without_improvement"]
         return {
             "generation": g,
             "max_generations": limits.max_generations,
@@ -159,7 +160,7 @@ class Toolbox:
                 for p in database.top(progs, TOP_IN_RUN_BLOCK, generation=g)
             ],
             "best": None if best is None else {"id": best.name, "fitness": round(best.score, 4)},
-            "generations_without_improvement": database.trends(progs, g)["generations_without_improvement"],
+            "generations_without_improvement": stagnant,
             "parameters": {**self.config.initial_parameters(), **counters.parameters},
             "spent_usd": round(counters.spent_usd, 6),
             "budget_usd": limits.max_cost_usd,
@@ -549,7 +550,13 @@ class Toolbox:
         }
 
     def historical_trends(self, args: dict[str, Any], key: str) -> dict[str, Any]:
-        return database.trends(store.program_views(self.ctx.id), self.state.generation)
+        return self._trends(store.program_views(self.ctx.id), self.state.generation)
+
+    def _trends(self, progs: list[database.ProgramView], generation: int) -> dict[str, Any]:
+        """With racing, judged by the leaders of the fields (common matches); see database.trends."""
+        racing = self.config.evaluation.rematch
+        leaders = store.field_leader_generations(self.ctx.id) if racing else None
+        return database.trends(progs, generation, field_leaders=leaders)
 
     # ------------------------------------------------------------ advance_generation
     def advance_generation(self, args: dict[str, Any], key: str) -> dict[str, Any]:

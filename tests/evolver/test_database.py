@@ -106,3 +106,26 @@ def test_statistics_and_trends_count_generations_without_improvement() -> None:
     trend = trends(progs, 3)
     assert [r["running_best"] for r in trend["generations"]] == [0.3, 0.5, 0.5, 0.5]
     assert trend["generations_without_improvement"] == 2
+
+
+def test_with_racing_the_run_improved_when_it_made_the_newest_program_that_led_a_field() -> None:
+    """A child that drew lucky matches and was never kept (so never replayed) holds the highest
+    figure of the run forever; with racing it must not make the run look stagnant while the field's
+    leaders, measured on the same matches, keep being replaced by newer programs. Nor may an old
+    program that takes the lead back, when the newer leaders sink, reset the count to its age."""
+    lucky = prog(1, 0.9, generation=1)
+    parent = ProgramView(uuid.uuid4(), 5, 2, 0, ProgramStatus.EVALUATED, 0.65, (0, 0), last_round=4)
+    child = prog(9, 0.7, generation=4)
+    progs = [prog(0, 0.4, generation=0), lucky, parent, child]
+    assert trends(progs, 4)["generations_without_improvement"] == 3
+    # the current field's leader (child, made in 4) is the newest leader
+    assert trends(progs, 4, field_leaders=[0, 1, 2, 2])["generations_without_improvement"] == 0
+
+    weaker_child = prog(9, 0.6, generation=4)
+    field = [*progs[:3], weaker_child]
+    # parent (made in 2) leads generation 4's field: two generations since the newest leader
+    assert trends(field, 4, field_leaders=[0, 1, 2, 2])["generations_without_improvement"] == 2
+    # a program made in 3 led generation 3 and sank; the old parent leading again changes nothing
+    assert trends(field, 4, field_leaders=[0, 1, 2, 3])["generations_without_improvement"] == 1
+    # nothing has led a field yet: counted from the start
+    assert trends(progs[:1], 3, field_leaders=[])["generations_without_improvement"] == 3

@@ -146,6 +146,31 @@ def test_crossover_takes_functions_and_constants_from_inspirations() -> None:
     assert PROGRAM.replace("STEPS = 3", "STEPS = 7") in sources
 
 
+def test_crossover_recombines_several_named_constants_at_once() -> None:
+    """Uniform crossover: a child can take any proper subset of the constants on which an
+    inspiration differs, in one step, leaving the rest of the parent as it was."""
+
+    def program(values: dict[str, str]) -> str:
+        lines = [f"{name} = {value}" for name, value in values.items()]
+        return "\n".join(lines) + "\n\n\ndef decide(o):\n    return {'x': A + B + C + D}\n"
+
+    ours = {"A": "1.0", "B": "2.0", "C": "3", "D": "-4.0"}
+    theirs = {"A": "1.5", "B": "0.5", "C": "9", "D": "-8.0"}
+    parent = program(ours)
+    subsets = set()
+    for seed in range(300):
+        mutation = mutate(parent, random.Random(seed), [program(theirs)])
+        if "recombined" not in mutation.description:
+            continue
+        check(mutation, parent)
+        assigned = dict(line.split(" = ") for line in mutation.source.splitlines()[:4])
+        taken = frozenset(name for name in assigned if assigned[name] == theirs[name])
+        assert all(assigned[name] == ours[name] for name in assigned if name not in taken)
+        assert 1 <= len(taken) < 4
+        subsets.add(taken)
+    assert any(len(subset) >= 2 for subset in subsets) and len(subsets) >= 6
+
+
 def test_crossover_skips_functions_that_need_missing_names() -> None:
     other = PROGRAM.replace("    return x * 1.5\n", "    return x * EXTRA\n") + "\nEXTRA = 2.0\n"
     for seed in range(200):

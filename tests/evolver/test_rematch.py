@@ -48,6 +48,14 @@ def test_kept_parents_replay_each_generation_and_are_judged_on_all_their_matches
         generation = store.generation_row(run_id, number)
         assert generation is not None
         with_generations[number] = [str(i) for i in generation.selected_ids or []]
+    # The stagnation rule reads, per closed generation, when its field's leader was made.
+    recorded = [
+        (number, row.stats["leader"]["generation"])
+        for number in range(3)
+        if (row := store.generation_row(run_id, number)) is not None and row.closed_at is not None
+    ]
+    assert len(recorded) >= 2 and all(made <= number for number, made in recorded)
+    assert store.field_leader_generations(run_id) == [made for _, made in recorded]
     rematched = 0
     for number in (1, 2):
         for selected in with_generations[number - 1]:

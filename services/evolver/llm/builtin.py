@@ -43,6 +43,9 @@ PATIENCE = 6
 """Generations without improvement after which the built-in root stops the run."""
 MODIFY_EVERY = 5
 """The built-in root revisits the parameters at generations 5, 10, 15, ..."""
+EXPLORE_AFTER = 3
+"""Generations without improvement after which a review raises the exploration ratio (with racing
+a good leader routinely holds for two)."""
 BUDGET_NEAR_END = 0.9
 MAX_SELECTED = 4
 
@@ -239,7 +242,7 @@ def _decide(messages: list[dict[str, Any]], offered: set[str]) -> _Decision:
         parameters = run.get("parameters")
         current = parameters.get("exploration_ratio") if isinstance(parameters, dict) else None
         now = float(current) if isinstance(current, int | float) and not isinstance(current, bool) else 0.3
-        if stagnant >= 2:
+        if stagnant >= EXPLORE_AFTER:
             ratio, why = max(now, 0.5), f"{stagnant} generations without improvement: explore more"
         else:  # never more exploration than the run was given while it improves
             ratio, why = min(now, 0.2), "progress is steady: mostly exploit the best programs"

@@ -25,7 +25,7 @@ from services.evolver.llm import (
     builtin_root_answer,
     validate,
 )
-from services.evolver.llm.builtin import PATIENCE, ROOT_FOCUSES
+from services.evolver.llm.builtin import EXPLORE_AFTER, PATIENCE, ROOT_FOCUSES
 
 SEED = (Path(__file__).resolve().parents[3] / "services/evolver/seeds/battle_weak.py").read_text()
 SCHEMAS = {spec["function"]["name"]: spec["function"]["parameters"] for spec in TOOL_SPECS}
@@ -123,6 +123,9 @@ def test_parameters_are_revisited_every_fifth_generation() -> None:
     assert name == ToolName.MODIFY_PARAMETERS and arguments["updates"] == {"exploration_ratio": 0.5}
     steady = run_block(generation=10, generations_without_improvement=1)
     assert decide(conversation(("advance_generation", steady)))[1]["updates"] == {"exploration_ratio": 0.2}
+    # A leader that has held for two generations is not stagnation yet (with racing it is routine).
+    holding = run_block(generation=10, generations_without_improvement=EXPLORE_AFTER - 1)
+    assert decide(conversation(("advance_generation", holding)))[1]["updates"] == {"exploration_ratio": 0.2}
     # While the run improves, it never explores more than it was given (a run set to 0 stays at 0).
     greedy = run_block(
         generation=10, generations_without_improvement=1, parameters={"exploration_ratio": 0.0}
