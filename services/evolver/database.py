@@ -248,8 +248,9 @@ def trends(
         )
     recent = [r["running_best"] for r in rows[-4:] if r["running_best"] is not None]
     rate = (recent[-1] - recent[0]) / max(1, len(recent) - 1) if len(recent) >= 2 else 0.0
-    stagnant = current - last_gain if running is not None else current
-    if field_leaders is not None:
+    if field_leaders is None:
+        stagnant = current - last_gain if running is not None else current
+    else:
         made = [*field_leaders, *(p.generation for p in top(programs, 1, generation=current))]
         stagnant = current - max(made) if made else current
     return {
