@@ -50,6 +50,7 @@ import secrets
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import zlib
 from pathlib import Path
@@ -140,7 +141,8 @@ def improve(args: argparse.Namespace) -> dict[str, Any]:
     from shared.db.session import session_scope
 
     _configure(_database(f"arena_bench_evolver_{secrets.token_hex(3)}"))
-    out = Path(args.out or f"/tmp/bench-evolver-{int(time.time())}")
+    # Unique per invocation: two benches started in the same second must not share a directory.
+    out = Path(args.out or tempfile.mkdtemp(prefix=f"bench-evolver-seed{args.seed}-"))
     name = f"bench-{secrets.token_hex(3)}"
     started = time.monotonic()
     code = arena(
@@ -166,6 +168,8 @@ def improve(args: argparse.Namespace) -> dict[str, Any]:
             str(args.islands),
             "--exploration",
             str(args.exploration),
+            "--selection",
+            args.selection,
             "--max-minutes",
             "600",
             "--name",
@@ -596,6 +600,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--islands", type=int, default=1, help="improve: islands of the run")
     parser.add_argument("--exploration", type=float, default=0.1, help="improve: exploration ratio")
+    parser.add_argument(
+        "--selection",
+        choices=("nash", "fitness"),
+        default="fitness",
+        help="improve: what parents are ranked by (the target is the plain win rate over the built-ins)",
+    )
     parser.add_argument("--candidates", type=int, default=6)
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="variant: a constant to change"

@@ -153,6 +153,17 @@ class ProgramOrigin(StrEnum):
     """A child's whole program (asked for, or the fallback after blocks that did not apply)."""
 
 
+class ParentSelection(StrEnum):
+    """What an evolution run's exploitation ranks parents by."""
+
+    NASH = "nash"
+    """Nash-averaged fitness: a win counts by how strong the opponent is (live-fleet runs, where
+    many weak bots would otherwise be farmed)."""
+    FITNESS = "fitness"
+    """The plain fitness over all matches: every opponent counts the same, and all of a program's
+    matches count (against few opponents, the Nash mixture rests on one opponent's few matches)."""
+
+
 class LlmRole(StrEnum):
     ROOT = "root"
     CHILD = "child"

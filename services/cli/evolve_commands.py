@@ -73,6 +73,8 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         search["islands"] = args.islands
     if args.exploration is not None:
         search["exploration_ratio"] = args.exploration
+    if args.selection is not None:
+        search["parent_selection"] = args.selection
     seeds = [_read(path) for path in args.seed or []]
     config: dict[str, Any] = {
         "llm": llm,

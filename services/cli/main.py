@@ -401,6 +401,12 @@ def _add_evolve(add: AddParser) -> None:
         metavar="RATIO",
         help="share of parents drawn from the grid (default: 0.3)",
     )
+    evolve.add_argument(
+        "--selection",
+        choices=("nash", "fitness"),
+        help="what parents are ranked by: nash (default; a win counts by the opponent's strength) "
+        "or fitness (every opponent the same, e.g. against the built-ins alone)",
+    )
     evolve.add_argument("--random-seed", type=int, help="seeds sampling and match seeds (default: 0)")
     evolve.add_argument("--chunk-seconds", type=float, help="work between commits (default: 120)")
     evolve.add_argument("--name", help="the run's name (default: GAME-<timestamp>)")

@@ -7,8 +7,8 @@ Islands keep lineages apart so one early winner cannot take over the whole popul
 The grid keeps the best program per cell of behaviour descriptors (MAP-Elites), so different
 styles of play survive even when one of them scores higher for now. A parent is drawn by
 exploitation (a tournament among the island's pool, favouring the root's selection and judged by
-Nash-averaged fitness where the payoff table gives one) with probability 1 - exploration_ratio,
-else by exploration (a uniform draw over the grid's elites).
+Nash-averaged fitness or plain fitness, as the run's `parent_selection` says) with probability
+1 - exploration_ratio, else by exploration (a uniform draw over the grid's elites).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.states import ProgramStatus
+from shared.states import ParentSelection, ProgramStatus
 
 TOURNAMENT_SIZE = 3
 
@@ -56,9 +56,10 @@ class ProgramView:
         (with rematches) kept as a parent and rematched in it."""
         return self.generation == generation or self.last_round == generation
 
-    @property
-    def selection_score(self) -> float:
-        return self.nash_fitness if self.nash_fitness is not None else self.score
+    def selection_score(self, selection: ParentSelection = ParentSelection.NASH) -> float:
+        if selection == ParentSelection.NASH and self.nash_fitness is not None:
+            return self.nash_fitness
+        return self.score
 
 
 @dataclass
@@ -126,11 +127,12 @@ def occupancy(programs: Sequence[ProgramView], bins: int, islands: int) -> dict[
     }
 
 
-def _tournament(pool: Sequence[ProgramView], rng: random.Random) -> ProgramView:
+def _tournament(pool: Sequence[ProgramView], rng: random.Random, selection: ParentSelection) -> ProgramView:
     """Exploitation: the best of a few random entrants, judged by Nash-averaged fitness where the
-    payoff table gives one (beating strong opponents counts more than farming weak ones)."""
+    payoff table gives one and the run asks for it (beating strong opponents counts more than
+    farming weak ones), else by fitness."""
     entrants = [pool[rng.randrange(len(pool))] for _ in range(min(TOURNAMENT_SIZE, len(pool)))]
-    return max(entrants, key=lambda p: (p.selection_score, p.score, -p.seq))
+    return max(entrants, key=lambda p: (p.selection_score(selection), p.score, -p.seq))
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +152,7 @@ def sample(
     *,
     exploration_ratio: float,
     inspirations: int,
+    selection: ParentSelection = ParentSelection.NASH,
 ) -> Draw | None:
     """A parent for a child on `island`, and inspirations that differ from it (other cells, other
     islands). None when nothing has been evaluated successfully yet."""
@@ -162,7 +165,7 @@ def sample(
     else:
         pool = islands.pool(evaluated, island) or evaluated
         chosen = [p for p in pool if str(p.id) in set(selected)]
-        parent, how = _tournament(chosen or pool, rng), "exploitation"
+        parent, how = _tournament(chosen or pool, rng, selection), "exploitation"
     others = [p for p in (grid or evaluated) if p.id != parent.id and p.cell != parent.cell]
     others += [p for p in evaluated if p.island != parent.island and p.id != parent.id and p not in others]
     others.sort(key=lambda p: (-p.score, p.seq))

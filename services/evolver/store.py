@@ -673,7 +673,7 @@ def update_nash(run_id: uuid.UUID) -> dict[str, float]:
                 )
             )
         )
-        table = payoff_table((f"p{r.seq}", (r.metrics or {}).get("per_opponent")) for r in rows)
+        table = payoff_table((f"p{r.seq}", r.metrics) for r in rows)
         fitness = nash_average(table).fitness
         for row in rows:
             value = fitness.get(f"p{row.seq}")

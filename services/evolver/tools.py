@@ -30,9 +30,14 @@ log = logging.getLogger("services.evolver")
 
 TOP_IN_RUN_BLOCK = 8
 FINAL_ROUND_PROGRAMS = 4
-"""With rematches, the leading programs that play a last round before the run names its best."""
-FINAL_ROUND_PASSES = 4
-"""The last round is played again for programs that lead once the first leaders have sunk."""
+"""With rematches, the leading programs that play the final rounds before the run names its best."""
+FINAL_MIN_MATCHES = 36
+"""A leader plays final rounds until it has played this many matches in all (at least one round),
+so a young program's lucky start cannot make it the run's best."""
+FINAL_MAX_ROUNDS = 4
+"""Final rounds one program plays at most."""
+FINAL_MAX_PASSES = 12
+"""Passes over the leaders at most (a leader that sinks lets another one in, which then plays)."""
 
 
 class Evaluator(Protocol):
@@ -243,6 +248,7 @@ class Toolbox:
                 rng,
                 exploration_ratio=float(parameters["exploration_ratio"]),
                 inspirations=self.config.search.inspirations,
+                selection=self.config.search.parent_selection,
             )
             if draw is None:
                 fallback = next((p for p in progs if p.status != ProgramStatus.REJECTED), None)
@@ -514,16 +520,20 @@ class Toolbox:
         return True
 
     def final_round(self) -> None:
-        """With `evaluation.rematch`: before the run names its best, the leading programs play one
-        more set of new matches, so the best is not the luckiest of the last generation."""
+        """With `evaluation.rematch`: before the run names its best, the leading programs play new
+        matches, each until it has played FINAL_MIN_MATCHES in all, so the best is neither the
+        luckiest of the last generation nor a young program ahead on a few matches. Every
+        program in a round plays the same matches, so the leaders still meet on common ground."""
         if not self.config.evaluation.rematch:
             return
-        for _ in range(FINAL_ROUND_PASSES):  # until the leaders after the round all played it
+        for _ in range(FINAL_MAX_PASSES):
             played = False
             for view in database.top(store.program_views(self.ctx.id), FINAL_ROUND_PROGRAMS):
                 row = store.program(view.id)
                 assert row is not None
-                played = self.rematch_row(row, "final", "final", None) or played
+                label = next_final_round(row)
+                if label is not None:
+                    played = self.rematch_row(row, label, label, None) or played
             if not played:
                 return
 
@@ -735,3 +745,16 @@ def _evaluation_summary(row: EvolutionProgram) -> dict[str, Any]:
         "error": row.error,
         "feedback": {k: v for k, v in (row.feedback or {}).items() if k != "records"},
     }
+
+
+def next_final_round(row: EvolutionProgram) -> str | None:
+    """The final round `row` plays next ("final", then "final-2", ...), or None when it has
+    played one and enough matches, or the most final rounds allowed."""
+    metrics = row.metrics or {}
+    rounds = set(metrics.get("rounds", []))
+    finals = sum(1 for label in rounds if label == "final" or str(label).startswith("final-"))
+    matches = metrics.get("matches")
+    enough = isinstance(matches, int) and matches >= FINAL_MIN_MATCHES
+    if finals >= FINAL_MAX_ROUNDS or (finals > 0 and enough):
+        return None
+    return "final" if finals == 0 else f"final-{finals + 1}"

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from shared.states import ParentSelection
+
 MAX_SEED_CHARS = 100_000
 BUILTIN_ROOT_MODEL = "arena-builtin-root"
 BUILTIN_CHILD_MODEL = "arena-builtin-child"
@@ -120,6 +122,9 @@ class SearchConfig(_Config):
     migration_interval: int = Field(default=3, ge=1, le=50)
     child_temperature: float = Field(default=0.8, ge=0, le=2)
     inspirations: int = Field(default=2, ge=0, le=3)
+    parent_selection: ParentSelection = Field(
+        default=ParentSelection.NASH, description="what exploitation ranks parents by: nash or fitness"
+    )
 
 
 class EvolutionConfig(_Config):

@@ -6,6 +6,11 @@ Here the opponents play the mixture that holds the programs down most (the maxim
 the zero-sum meta-game where a program scores win rate - 0.5), and a program's Nash fitness is its
 expected win rate against that mixture: opponents everyone beats get no weight.
 
+Each win rate is first shrunk toward the program's own overall win rate by PRIOR_GAMES games
+worth (an empirical-Bayes estimate): against three opponents a young program has played each
+only a few times, and the mixture rests mostly on the hardest one, so the raw cell would rank
+programs by two or three matches.
+
 The meta-game is solved by multiplicative weights on both sides for a fixed number of rounds from
 uniform starts (the averaged strategies approach the equilibrium at about sqrt(log n / rounds)):
 no LP solver, and the same table always gives the same answer.
@@ -23,6 +28,8 @@ import numpy as np
 UNKNOWN_WIN_RATE = 0.5
 """A program that never met an opponent counts as even with it: no information either way."""
 DEFAULT_ROUNDS = 4000
+PRIOR_GAMES = 6.0
+"""How many games' worth of weight a program's overall win rate has in each of its cells."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +60,25 @@ class PayoffTable:
                 cell = self.cells.get((program, opponent))
                 rate = cell.win_rate if cell is not None else None
                 row.append(unknown if rate is None else rate)
+            out.append(row)
+        return out
+
+    def estimates(self, prior_games: float = PRIOR_GAMES) -> list[list[float]]:
+        """Each program's win rate per opponent shrunk toward its overall win rate, with that rate
+        weighing `prior_games` games; a cell it never played is its overall rate."""
+        out: list[list[float]] = []
+        for program in self.programs:
+            cells = [self.cells.get((program, opponent)) for opponent in self.opponents]
+            points = sum(c.wins + 0.5 * c.draws for c in cells if c is not None)
+            games = sum(c.games for c in cells if c is not None)
+            overall = points / games if games else UNKNOWN_WIN_RATE
+            row = []
+            for cell in cells:
+                if cell is None or cell.games == 0:
+                    row.append(overall)
+                else:
+                    own = cell.wins + 0.5 * cell.draws
+                    row.append((own + prior_games * overall) / (cell.games + prior_games))
             out.append(row)
         return out
 
@@ -140,11 +166,14 @@ class NashAveraging:
     """The meta-game's value: the equilibrium's win rate - 0.5 for the programs."""
 
 
-def nash_average(table: PayoffTable, rounds: int = DEFAULT_ROUNDS) -> NashAveraging:
-    """The opponents' maximin mixture over `table` and each program's Nash fitness."""
+def nash_average(
+    table: PayoffTable, rounds: int = DEFAULT_ROUNDS, prior_games: float = PRIOR_GAMES
+) -> NashAveraging:
+    """The opponents' maximin mixture over `table` (win rates shrunk by `prior_games`, see
+    PayoffTable.estimates) and each program's Nash fitness."""
     if not table.programs or not table.opponents:
         return NashAveraging({}, {}, 0.0)
-    rates = table.matrix()
+    rates = table.estimates(prior_games)
     solution = solve_meta_game([[rate - 0.5 for rate in row] for row in rates], rounds)
     weights = solution.column_mixture
     return NashAveraging(

@@ -21,13 +21,15 @@ SMALL = [
 def test_an_offline_run_writes_its_run_directory(tmp_path: Path, database_url: str) -> None:
     out = tmp_path / "run"
     done = run_cli(
-        "evolve", "battle", "--generations", "2", *SMALL, "--out", str(out), cwd=tmp_path, timeout=300
-    )
+        "evolve", "battle", "--generations", "2", *SMALL, "--selection", "fitness", "--out", str(out),
+        cwd=tmp_path, timeout=300,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr + done.stdout
     assert "generation" in done.stdout and "best program p" in done.stdout
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "finished" and summary["game"] == "battle"
-    assert (out / "config.json").exists() and (out / "evolution_log.jsonl").read_text().strip()
+    assert json.loads((out / "config.json").read_text())["search"]["parent_selection"] == "fitness"
+    assert (out / "evolution_log.jsonl").read_text().strip()
     assert (out / "root_llm_log.jsonl").read_text().strip()
     codes = sorted(out.glob("generations/gen_*/programs/p*/code.py"))
     assert len(codes) >= 2

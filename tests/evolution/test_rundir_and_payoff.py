@@ -214,3 +214,38 @@ def test_sanitise() -> None:
     assert sanitise("g1:child:p2/a") == "g1_child_p2_a"
     assert sanitise("../../etc") == "etc"
     assert sanitise("::") == "call"
+
+
+def test_a_few_games_against_the_hardest_opponent_do_not_decide_the_nash_fitness() -> None:
+    # "veteran" is known well; "young" won all six games against the easier opponents and lost
+    # both against the hard one, where the mixture rests: on two games its raw Nash fitness is 0.
+    rows = [
+        (
+            "veteran",
+            {
+                "per_opponent": {
+                    "easy": record(30, 0, 10),
+                    "mid": record(24, 0, 16),
+                    "hard": record(12, 0, 28),
+                }
+            },
+        ),
+        (
+            "young",
+            {"per_opponent": {"easy": record(3, 0, 0), "mid": record(3, 0, 0), "hard": record(0, 0, 2)}},
+        ),
+    ]
+    table = payoff_table(rows)
+    raw = nash_average(table, prior_games=0)
+    assert raw.mixture["hard"] > 0.95 and raw.fitness["young"] == pytest.approx(0.0, abs=0.01)
+    shrunk = nash_average(table)
+    # Its two games move it from its overall 0.75 toward 0, not all the way.
+    assert 0.3 < shrunk.fitness["young"] < 0.75
+    # Many games: the estimate is the cell's own win rate, near enough.
+    estimates = dict(zip(table.programs, table.estimates(), strict=True))
+    assert estimates["veteran"] == pytest.approx([0.75, 0.3, 0.6], abs=0.04)  # easy, hard, mid
+    # A cell never played is the program's overall rate (matrix() shows it as even for the pages).
+    gap = payoff_table(
+        [("a", {"per_opponent": {"x": record(3, 0, 1)}}), ("b", {"per_opponent": {"y": record(1, 0, 1)}})]
+    )
+    assert gap.estimates()[0] == [0.75, 0.75] and gap.matrix()[0] == [0.75, 0.5]

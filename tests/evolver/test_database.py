@@ -15,7 +15,7 @@ from services.evolver.database import (
     sample,
     trends,
 )
-from shared.states import ProgramStatus
+from shared.states import ParentSelection, ProgramStatus
 
 
 def prog(
@@ -63,6 +63,21 @@ def test_exploitation_prefers_the_selection_and_nash_fitness_exploration_draws_f
         assert p is not None and p.how == "exploitation" and p.parent.island == 0
         counts[p.parent.name] += 1
     assert counts["p1"] > counts["p0"], "Nash fitness outranks a high plain fitness"
+    by_fitness = [
+        sample(
+            progs,
+            Islands(2),
+            0,
+            [],
+            rng,
+            exploration_ratio=0.0,
+            inspirations=0,
+            selection=ParentSelection.FITNESS,
+        )
+        for _ in range(200)
+    ]
+    names = [d.parent.name for d in by_fitness if d is not None]
+    assert names.count("p0") > names.count("p1"), "a run that asks for it ranks parents by fitness"
     chosen = [
         sample(progs, Islands(2), 0, [str(other.id)], rng, exploration_ratio=0.0, inspirations=0)
         for _ in range(50)

@@ -15,7 +15,10 @@ from services.evolver.evaluation.fitness import fitness
 from services.evolver.evaluation.records import MatchRecord
 from services.evolver.evaluation.settings import EvaluationSettings
 from services.evolver.seeds import seed_program
+from services.evolver.tools import FINAL_MAX_ROUNDS, FINAL_MIN_MATCHES, next_final_round
+from shared.db.models import EvolutionProgram
 from shared.evolution import EvolutionConfig
+from shared.evolution.payoff import nash_average, payoff_table
 from shared.states import EvolutionEventKind, JobStatus, ProgramOrigin, ProgramStatus
 from tests.evolver.engine_support import config, drive, events, make_run, programs, run_row
 
@@ -83,9 +86,20 @@ def test_kept_parents_replay_each_generation_and_are_judged_on_all_their_matches
     evaluated = [r for r in rows.values() if r.status == ProgramStatus.EVALUATED]
     leaders = sorted(evaluated, key=lambda r: (-(r.fitness or 0.0), r.seq))[:4]
     assert all(r in finals for r in leaders), "the leaders at the end all played the last round"
+    for r in leaders:
+        # Each leader played final rounds, in order, until it had played enough matches in all.
+        played = [x for x in r.metrics["rounds"] if x == "final" or x.startswith("final-")]
+        assert played == ["final", *(f"final-{n}" for n in range(2, len(played) + 1))]
+        assert r.metrics["matches"] >= FINAL_MIN_MATCHES or len(played) == FINAL_MAX_ROUNDS
+    assert len([x for x in leaders[0].metrics["rounds"] if x.startswith("final")]) == FINAL_MAX_ROUNDS
     leader = leaders[0]
     assert run.best_program_id == leader.id and run.best_fitness == leader.fitness
     assert run.best_program_id in {r.id for r in finals}
+    # Every evaluated program's stored Nash fitness is the one of the run's payoff table.
+    nash = nash_average(payoff_table((f"p{r.seq}", r.metrics) for r in evaluated)).fitness
+    assert len(nash) == len(evaluated)
+    for r in evaluated:
+        assert r.nash_fitness == pytest.approx(nash[f"p{r.seq}"], abs=1e-5), r.seq
     rematch_events = events(run_id, EvolutionEventKind.PROGRAM_REMATCHED)
     assert len(rematch_events) == sum(len(r.metrics["rounds"]) - 1 for r in evaluated)
 
@@ -101,6 +115,20 @@ def test_kept_parents_replay_each_generation_and_are_judged_on_all_their_matches
     )
     assert again == store.Saved(False, None)
     assert programs(run_id)[row.seq].fitness == row.fitness
+
+
+def test_a_leader_plays_final_rounds_until_it_has_played_enough_matches() -> None:
+    def row(rounds: list[str], matches: int) -> EvolutionProgram:
+        return EvolutionProgram(metrics={"rounds": rounds, "matches": matches})
+
+    assert next_final_round(row(["g19"], 9)) == "final"
+    assert next_final_round(row(["g19", "final"], 18)) == "final-2"
+    assert next_final_round(row(["g19", "final", "final-2"], FINAL_MIN_MATCHES - 1)) == "final-3"
+    # An old parent with plenty of matches plays one final round, as every leader does.
+    assert next_final_round(row(["g3", "g4"], FINAL_MIN_MATCHES + 20)) == "final"
+    assert next_final_round(row(["g3", "g4", "final"], FINAL_MIN_MATCHES + 29)) is None
+    finals = ["final", *(f"final-{n}" for n in range(2, FINAL_MAX_ROUNDS + 1))]
+    assert next_final_round(row(["g19", *finals], 2 * FINAL_MAX_ROUNDS)) is None
 
 
 def test_rematch_needs_new_matches_every_generation() -> None:
