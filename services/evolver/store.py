@@ -662,22 +662,32 @@ def candidate_version(run_id: uuid.UUID, program_id: uuid.UUID) -> tuple[uuid.UU
 
 def update_nash(run_id: uuid.UUID) -> dict[str, float]:
     """Recompute every evaluated program's Nash-averaged fitness from the run's payoff table
-    (shared.evolution.payoff) and store it; returns program name -> Nash fitness."""
+    (shared.evolution.payoff) and store the ones that changed; returns program name -> Nash
+    fitness. It runs after every evaluation, so it reads only each program's per-opponent record
+    (not its code and match records)."""
     from shared.evolution.payoff import nash_average, payoff_table
 
     with session_scope() as session:
-        rows = list(
-            session.scalars(
-                select(EvolutionProgram).where(
-                    EvolutionProgram.run_id == run_id, EvolutionProgram.status == ProgramStatus.EVALUATED
-                )
-            )
-        )
-        table = payoff_table((f"p{r.seq}", r.metrics) for r in rows)
+        rows = session.execute(
+            select(
+                EvolutionProgram.id,
+                EvolutionProgram.seq,
+                EvolutionProgram.nash_fitness,
+                EvolutionProgram.metrics["per_opponent"].label("per_opponent"),
+            ).where(EvolutionProgram.run_id == run_id, EvolutionProgram.status == ProgramStatus.EVALUATED)
+        ).all()
+        table = payoff_table((f"p{r.seq}", {"per_opponent": r.per_opponent}) for r in rows)
         fitness = nash_average(table).fitness
-        for row in rows:
-            value = fitness.get(f"p{row.seq}")
-            if value is not None:
-                row.nash_fitness = round(value, 6)
+        changes = [
+            {"id": r.id, "nash_fitness": value}
+            for r in rows
+            if (value := _rounded(fitness.get(f"p{r.seq}"))) is not None and value != r.nash_fitness
+        ]
+        if changes:
+            session.execute(update(EvolutionProgram), changes)
         session.commit()
         return fitness
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)

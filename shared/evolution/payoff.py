@@ -8,8 +8,8 @@ expected win rate against that mixture: opponents everyone beats get no weight.
 
 Each win rate is first shrunk toward the program's own overall win rate by PRIOR_GAMES games
 worth (an empirical-Bayes estimate): against three opponents a young program has played each
-only a few times, and the mixture rests mostly on the hardest one, so the raw cell would rank
-programs by two or three matches.
+only a few times, and the mixture rests on the hardest one or two, so the raw cells would rank
+programs by two or three matches each.
 
 The meta-game is solved by multiplicative weights on both sides for a fixed number of rounds from
 uniform starts (the averaged strategies approach the equilibrium at about sqrt(log n / rounds)):
