@@ -35,7 +35,10 @@ MAX_CONVERSATION_CHARS = 150_000
 MAX_RESULT_EVENT_CHARS = 20_000
 
 FITNESS_TEXT = {
-    "battle": "0.7 x win rate + 0.3 x kill rate over the evaluation matches (draws count half).",
+    "battle": (
+        "0.2 x win rate (draws count half) + 0.8 x damage share (damage dealt / (dealt + taken)) "
+        "over the evaluation matches."
+    ),
     "podracing": "win rate over the evaluation races (draws count half), plus a little for progress.",
 }
 

@@ -4,6 +4,10 @@ Fitness is a weighted sum of components in [0, 1] (weights: EvaluationSettings.f
 
   win_rate   every game: wins + draws / 2 over played matches
   kill_rate  battle: per match, enemy units the candidate killed / enemy units, averaged
+  damage_share  battle: per match, damage the candidate dealt / (dealt + taken, friendly fire
+             included), 0.5 when no shot hit anyone, averaged. How a fight went rather than only
+             who was left standing: over nine matches it ranks programs of similar strength
+             better than the win rate does (see docs/evolver.md, "Fitness")
   progress   podracing: per match, the candidate's share of all checkpoints passed
              (own / (own + opponent's); 0.5 when nobody passed one), averaged
 
@@ -71,6 +75,17 @@ def kill_rate(records: Sequence[MatchRecord]) -> float:
     return sum(rates) / len(rates) if rates else 0.0
 
 
+def damage_share(records: Sequence[MatchRecord]) -> float:
+    """Battle: damage dealt / (dealt + taken) per match, averaged over played matches; a match
+    where nobody was hurt counts 0.5 (an even fight)."""
+    shares = []
+    for record in _played(records):
+        dealt = _metric(record.candidate_metrics, "damage_dealt")
+        taken = _metric(record.candidate_metrics, "damage_taken")
+        shares.append(_clip(dealt / (dealt + taken)) if dealt + taken > 0 else 0.5)
+    return sum(shares) / len(shares) if shares else 0.0
+
+
 def progress(records: Sequence[MatchRecord]) -> float:
     """Podracing: the candidate's share of all checkpoints passed in a match, averaged."""
     shares = []
@@ -86,6 +101,7 @@ def components(game: str, records: Sequence[MatchRecord]) -> dict[str, float]:
     parts = {"win_rate": win_rate(records)}
     if game == "battle":
         parts["kill_rate"] = kill_rate(records)
+        parts["damage_share"] = damage_share(records)
     elif game == "podracing":
         parts["progress"] = progress(records)
     return parts

@@ -13,11 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from shared.config import Settings
 
 DEFAULT_FITNESS_WEIGHTS: dict[str, dict[str, float]] = {
-    "battle": {"win_rate": 0.7, "kill_rate": 0.3},
+    "battle": {"win_rate": 0.2, "damage_share": 0.8},
     "podracing": {"win_rate": 0.9, "progress": 0.1},
 }
 """Per game, the weight of each fitness component (see fitness.components); a game missing here
-is judged on its win rate alone."""
+is judged on its win rate alone. Battle leans on the damage share: a win is one bit per match, the
+share says how the fight went, and nine matches of it rank close programs better
+(scripts/bench_evolver_fitness.py)."""
 
 
 class EvaluationSettings(BaseModel):
@@ -44,7 +46,7 @@ class EvaluationSettings(BaseModel):
     fitness_weights: dict[str, dict[str, float]] = Field(
         default_factory=lambda: {game: dict(w) for game, w in DEFAULT_FITNESS_WEIGHTS.items()}
     )
-    """Per game, component -> weight; battle: 0.7 win rate + 0.3 kill rate."""
+    """Per game, component -> weight; battle: 0.2 win rate + 0.8 damage share."""
     min_quick_win_rate: float = Field(0.0, ge=0.0, le=1.0)
     """Win rate (draws half) the quick matches must reach to enter the tournament; 0: always."""
     jobs: int = Field(1, ge=1, le=16)

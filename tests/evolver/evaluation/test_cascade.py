@@ -82,7 +82,7 @@ def test_good_battle_program_passes_every_stage(battle_local: LocalExecutor, tmp
         "builtin:sniper",
         f"file:{opponent}",
     }
-    assert 0 <= metrics["win_rate"] <= 1 and 0 <= metrics["kill_rate"] <= 1
+    assert all(0 <= metrics[name] <= 1 for name in ("win_rate", "kill_rate", "damage_share"))
     assert set(evaluation.descriptors) == {"aggression", "accuracy"}
     assert evaluation.descriptors["aggression"] > 0
     assert evaluation.cell is not None and all(0 <= i < 5 for i in evaluation.cell)

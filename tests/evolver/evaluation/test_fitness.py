@@ -9,6 +9,7 @@ from services.evolver.evaluation.fitness import (
     AGGRESSION_CAP,
     cell,
     components,
+    damage_share,
     descriptor_names,
     descriptors,
     fitness,
@@ -49,12 +50,26 @@ def test_outcomes_from_ranks() -> None:
     assert [o.points for o in Outcome] == [1.0, 0.5, 0.0]
 
 
-def test_battle_fitness_is_seven_tenths_wins_and_three_tenths_kills() -> None:
-    records = [battle(Outcome.WIN, 3), battle(Outcome.DRAW, 1), battle(Outcome.LOSS, 0)]
+def test_battle_fitness_is_a_fifth_wins_and_four_fifths_damage_share() -> None:
+    records = [
+        battle(Outcome.WIN, 3, damage_dealt=300, damage_taken=100),
+        battle(Outcome.DRAW, 1, damage_dealt=100, damage_taken=100),
+        battle(Outcome.LOSS, 0),  # nobody was hurt: an even fight
+    ]
     assert win_rate(records) == pytest.approx(0.5)
     assert kill_rate(records) == pytest.approx((1 + 1 / 3 + 0) / 3)
+    assert damage_share(records) == pytest.approx((0.75 + 0.5 + 0.5) / 3)
+    parts = components("battle", records)
+    assert set(parts) == {"win_rate", "kill_rate", "damage_share"}
     weights = EvaluationSettings().weights("battle")
-    assert fitness("battle", records, weights) == pytest.approx(0.7 * 0.5 + 0.3 * 4 / 9)
+    assert fitness("battle", records, weights) == pytest.approx(0.2 * 0.5 + 0.8 * 1.75 / 3)
+
+
+def test_damage_share_counts_friendly_fire_as_taken_and_skips_failed_matches() -> None:
+    shot_own_side = battle(Outcome.LOSS, 0, damage_dealt=0, damage_taken=120)
+    failed = MatchRecord("builtin:x", 0, Outcome.LOSS, failure="worker died")
+    assert damage_share([shot_own_side, failed]) == 0.0
+    assert damage_share([failed]) == 0.0
 
 
 def test_failed_matches_are_left_out_and_no_match_is_zero() -> None:

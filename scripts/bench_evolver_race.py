@@ -1,0 +1,375 @@
+"""An in-process model of the evolver's racing loop, for tuning its selection cheaply.
+
+    .venv/bin/python -m scripts.bench_evolver_race [--seeds 0 1 2 3] [--generations 20]
+        [--children 4] [--keep 4] [--matches 9] [--final-matches 36] [--fresh 201] [--jobs 2]
+
+It runs what `scripts.bench_evolver improve` runs, minus the machinery: the same built-in mutation
+operator (`mutate_several`, two inspirations drawn from the best programs), the same weak battle
+seed, the same built-in opponents and fitness (the evaluation's default battle weights), the same racing
+(each generation plays `--matches` new matches, a third against each built-in with seats
+alternating; the kept parents replay them), parents drawn by a 3-tournament on fitness among the
+kept programs (or, with the exploration ratio, any evaluated program), the kept programs being the
+`--keep` best of the generation's field plus the run's best, and final rounds (the four leaders play
+common matches until each has `--final-matches`). Then the seed and the run's best play the same
+`--fresh` new matches (the seeds `improve` uses). No sandbox, no database, no LLM server, no
+MAP-Elites grid, no islands: the matches are played by exec-ing the operator's programs in worker
+processes, which is fine for the project's own seed and operator and nowhere else.
+
+A 20-generation run takes a few minutes on two cores, about a quarter of the real bench, so it is
+where a selection scheme is compared over several seeds before the real bench confirms it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import random
+import statistics
+import sys
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from multiprocessing import Pool
+from multiprocessing.pool import Pool as PoolType
+from typing import Any
+
+from services.evolver.evaluation.settings import DEFAULT_FITNESS_WEIGHTS
+
+TOURNAMENT_SIZE = 3
+INSPIRATIONS = 2
+FINAL_ROUND_PROGRAMS = 4
+FINAL_MAX_ROUNDS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    opponent: str
+    seed: int
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    points: float
+    """1 win, 0.5 draw, 0 loss."""
+    kills: float
+    """Enemy units killed / enemy units."""
+    damage_share: float
+    """Damage dealt / (dealt + taken), 0.5 when nobody was hurt."""
+    crashed: bool = False
+
+
+@dataclass(slots=True)
+class Program:
+    name: str
+    generation: int
+    source: str
+    parent: str | None
+    change: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    finals: int = 0
+
+    @property
+    def evaluated(self) -> bool:
+        """Played, and never crashed (a program that crashes fails its evaluation)."""
+        return bool(self.outcomes) and not any(o.crashed for o in self.outcomes)
+
+    @property
+    def fitness(self) -> float:
+        if not self.outcomes:
+            return 0.0
+        parts = {
+            "win_rate": statistics.fmean(o.points for o in self.outcomes),
+            "kill_rate": statistics.fmean(o.kills for o in self.outcomes),
+            "damage_share": statistics.fmean(o.damage_share for o in self.outcomes),
+        }
+        return sum(
+            weight * parts.get(name, 0.0) for name, weight in DEFAULT_FITNESS_WEIGHTS["battle"].items()
+        )
+
+    @property
+    def win_rate(self) -> float:
+        return statistics.fmean(o.points for o in self.outcomes) if self.outcomes else 0.0
+
+
+def _play(task: tuple[str, Match]) -> Outcome:
+    """One match of a program against a built-in, in this (worker) process."""
+    from shared.games.registry import get_game
+    from shared.games.replay import play_local
+
+    source, match = task
+    namespace: dict[str, Any] = {"__name__": "candidate"}
+    game = get_game("battle")
+    other = game.builtin_bots()[match.opponent]
+    try:
+        exec(compile(source, "candidate", "exec"), namespace)  # the project's own seed and operator
+        bots = [namespace["decide"], other] if match.seat == 0 else [other, namespace["decide"]]
+        players = {p["player"]: p for p in play_local(game, match.seed, bots)["result"]["players"]}
+    except Exception:  # a child that crashes: the real cascade's smoke stage would fail it
+        return Outcome(0.0, 0.0, 0.0, crashed=True)
+    mine, theirs = players[match.seat], players[1 - match.seat]
+    points = 1.0 if mine["rank"] < theirs["rank"] else 0.5 if mine["rank"] == theirs["rank"] else 0.0
+    enemies = float(theirs["metrics"].get("units_alive", 0)) + float(theirs["metrics"].get("deaths", 0))
+    kills = min(1.0, float(mine["metrics"].get("kills", 0)) / enemies) if enemies > 0 else 0.0
+    dealt, taken = (
+        float(mine["metrics"].get("damage_dealt", 0)),
+        float(mine["metrics"].get("damage_taken", 0)),
+    )
+    return Outcome(points, kills, dealt / (dealt + taken) if dealt + taken > 0 else 0.5)
+
+
+def _matches(opponents: Sequence[str], count: int, salt: str) -> list[Match]:
+    base = int.from_bytes(hashlib.sha256(salt.encode()).digest()[:4], "big")
+    return [
+        Match(opponents[i % len(opponents)], (base + i * 7919) % 2**31, (i // len(opponents)) % 2)
+        for i in range(count)
+    ]
+
+
+def _fresh_matches(opponents: Sequence[str], count: int) -> list[Match]:
+    """The matches `bench_evolver improve` plays after its run (the same seeds and seats)."""
+    offset = zlib.crc32(b"fresh") % 1000
+    return [Match(opponents[i % len(opponents)], 10_000_000 + i * 7919 + offset, i % 2) for i in range(count)]
+
+
+def _normalised(source: str) -> str:
+    try:
+        return hashlib.sha256(ast.dump(ast.parse(source)).encode()).hexdigest()
+    except SyntaxError:
+        return hashlib.sha256(source.encode()).hexdigest()
+
+
+def _wilson(successes: float, trials: int) -> tuple[float, float]:
+    if trials == 0:
+        return 0.0, 1.0
+    z, p = 1.96, successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * ((p * (1 - p) / trials + z * z / (4 * trials * trials)) ** 0.5) / (1 + z * z / trials)
+    return centre - half, centre + half
+
+
+class Race:
+    """One run of the model, seeded."""
+
+    def __init__(self, args: argparse.Namespace, seed: int, pool: PoolType) -> None:
+        from services.evolver.evaluation.cascade import builtin_names
+        from services.evolver.seeds import seed_program
+
+        self.args = args
+        self.seed = seed
+        self.pool = pool
+        self.rng = random.Random(f"race:{seed}")
+        self.opponents = builtin_names("battle")
+        self.programs: list[Program] = [Program("p0", 0, seed_program("battle"), None, "seed")]
+        self.seen = {_normalised(self.programs[0].source)}
+        self.by_name = {p.name: p for p in self.programs}
+
+    def score(self, program: Program) -> float:
+        """The ranking figure: the fitness, or with `--prior` the fitness shrunk toward the
+        parent's by `--prior` matches' worth (a child must beat its parent by more than luck)."""
+        parent = self.by_name.get(program.parent) if program.parent else None
+        prior = float(self.args.prior)
+        if prior <= 0 or parent is None or not parent.evaluated:
+            return program.fitness
+        played = len(program.outcomes)
+        return (played * program.fitness + prior * parent.fitness) / (played + prior)
+
+    def rank(self, programs: Sequence[Program], n: int) -> list[Program]:
+        """As `database.top`: the best `n` evaluated programs, the older first on a tie."""
+        return sorted((p for p in programs if p.evaluated), key=lambda p: (-self.score(p), int(p.name[1:])))[
+            :n
+        ]
+
+    def play(self, programs: Sequence[Program], matches: Sequence[Match]) -> None:
+        tasks = [(p.source, m) for p in programs for m in matches]
+        outcomes = self.pool.map(_play, tasks, chunksize=max(1, len(matches) // 2))
+        for index, program in enumerate(programs):
+            program.outcomes.extend(outcomes[index * len(matches) : (index + 1) * len(matches)])
+
+    def child(self, kept: Sequence[Program], generation: int) -> Program | None:
+        from services.evolver.mutation import MutationError, mutate_several
+
+        evaluated = [p for p in self.programs if p.evaluated]
+        if self.rng.random() < self.args.exploration:
+            parent = self.rng.choice(evaluated)
+        else:
+            entrants = [self.rng.choice(kept) for _ in range(min(TOURNAMENT_SIZE, len(kept)))]
+            parent = (self.rank(entrants, 1) or self.rank(self.programs, 1))[0]
+        others = [p for p in self.rank(evaluated, len(evaluated)) if p.name != parent.name]
+        inspirations: list[str] = []
+        for other in others[: max(4, INSPIRATIONS * 2)]:
+            if len(inspirations) >= INSPIRATIONS:
+                break
+            if self.rng.random() < 0.75 or len(others) <= INSPIRATIONS:
+                inspirations.append(other.source)
+        for _ in range(5):  # identical code is never evaluated twice
+            try:
+                mutation = mutate_several(parent.source, self.rng, inspirations)
+            except MutationError:
+                return None
+            key = _normalised(mutation.source)
+            if key not in self.seen:
+                self.seen.add(key)
+                name = f"p{len(self.programs)}"
+                return Program(name, generation, mutation.source, parent.name, mutation.description)
+        return None
+
+    def run(self) -> dict[str, Any]:
+        args = self.args
+        started = time.monotonic()
+        kept: list[Program] = []
+        curve = []
+        for generation in range(args.generations):
+            matches = _matches(self.opponents, args.matches, f"race:{self.seed}:generation:{generation}")
+            field_ = list(kept) if kept else [self.programs[0]]
+            self.play(field_, matches)  # the kept parents' rematch (at first, the seed's evaluation)
+            children: list[Program] = []
+            for _ in range(args.children):
+                child = self.child(field_, generation)
+                if child is not None:
+                    self.programs.append(child)
+                    self.by_name[child.name] = child
+                    children.append(child)
+            self.play(children, matches)
+            field_ += children
+            leaders = self.rank(field_, args.keep) or self.rank(self.programs, 1)
+            best = self.rank(self.programs, 1)[0]
+            kept = leaders + ([best] if best not in leaders else [])
+            curve.append(round(leaders[0].fitness, 3))
+            print(
+                f"  seed {self.seed} generation {generation:2d}: leader {leaders[0].name} "
+                f"{leaders[0].fitness:.3f} ({len(leaders[0].outcomes)} matches), "
+                f"children best {max((c.fitness for c in children), default=0):.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
+        self.final_rounds()
+        pick = self.rank(self.programs, 1)[0]
+        fresh = self.fresh(pick)
+        print(
+            f"  seed {self.seed}: the run's best {pick.name} (generation {pick.generation}, "
+            f"{len(pick.outcomes)} matches) wins {fresh['win_rate']:.3f} {fresh['ci95']} on fresh matches",
+            file=sys.stderr,
+            flush=True,
+        )
+        return {
+            "seed": self.seed,
+            "programs": len(self.programs),
+            "curve": curve,
+            "fresh": fresh,
+            "pick": {
+                "program": pick.name,
+                "generation": pick.generation,
+                "matches": len(pick.outcomes),
+                "fitness": round(pick.fitness, 3),
+                "lineage": self.lineage(pick),
+            },
+            "seconds": round(time.monotonic() - started, 1),
+        }
+
+    def fresh(self, program: Program) -> dict[str, Any]:
+        """`program`'s win rate over the fresh matches, which no run plays."""
+        probe = Program(program.name, program.generation, program.source, None, "")
+        self.play([probe], _fresh_matches(self.opponents, self.args.fresh))
+        low, high = _wilson(sum(o.points for o in probe.outcomes), len(probe.outcomes))
+        return {
+            "program": program.name,
+            "win_rate": round(probe.win_rate, 3),
+            "ci95": [round(low, 3), round(high, 3)],
+        }
+
+    def final_rounds(self) -> None:
+        """As `tools.final_round`: the leaders play common rounds until each has enough matches."""
+        for pass_ in range(3 * FINAL_MAX_ROUNDS):
+            due = [
+                p
+                for p in self.rank(self.programs, FINAL_ROUND_PROGRAMS)
+                if p.finals < FINAL_MAX_ROUNDS
+                and (p.finals == 0 or len(p.outcomes) < self.args.final_matches)
+            ]
+            if not due:
+                return
+            matches = _matches(self.opponents, self.args.matches, f"race:{self.seed}:final:{pass_}")
+            self.play(due, matches)
+            for p in due:
+                p.finals += 1
+
+    def lineage(self, program: Program) -> list[str]:
+        by_name = {p.name: p for p in self.programs}
+        steps: list[str] = []
+        current: Program | None = program
+        while current is not None and current.parent is not None:
+            steps.append(f"{current.name}: {current.change}")
+            current = by_name.get(current.parent)
+        return steps[::-1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
+    parser.add_argument("--generations", type=int, default=20)
+    parser.add_argument("--children", type=int, default=4, help="children per generation")
+    parser.add_argument("--keep", type=int, default=4, help="parents kept from each generation's field")
+    parser.add_argument("--matches", type=int, default=9, help="new matches per generation")
+    parser.add_argument("--final-matches", type=int, default=36)
+    parser.add_argument(
+        "--prior", type=float, default=0.0, help="rank by fitness shrunk toward the parent's by N matches"
+    )
+    parser.add_argument(
+        "--sigma", type=float, help="the operator's NAMED_STEP_SIGMA for this run (default: the operator's)"
+    )
+    parser.add_argument("--exploration", type=float, default=0.1)
+    parser.add_argument("--fresh", type=int, default=201)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    args = parser.parse_args(argv)
+    if args.sigma is not None:
+        from services.evolver import mutation
+
+        mutation.NAMED_STEP_SIGMA = args.sigma  # mutations are made in this process
+    started = time.monotonic()
+    with Pool(max(1, args.jobs)) as pool:
+        reference = Race(args, -1, pool)
+        baseline = reference.fresh(reference.programs[0])  # the baseline, once: the fresh matches are fixed
+        print(f"seed program: {baseline['win_rate']:.3f} {baseline['ci95']}", file=sys.stderr, flush=True)
+        runs = [Race(args, seed, pool).run() for seed in args.seeds]
+    rates = [run["fresh"]["win_rate"] for run in runs]
+    report = {
+        "mode": "race",
+        "generations": args.generations,
+        "children": args.children,
+        "keep": args.keep,
+        "prior": args.prior,
+        "sigma": args.sigma,
+        "matches_per_generation": args.matches,
+        "fresh_matches": args.fresh,
+        "seed_program": baseline,
+        "best_win_rates": rates,
+        "mean_best_win_rate": round(statistics.fmean(rates), 3) if rates else None,
+        "runs_at_or_above_75pct": sum(1 for rate in rates if rate >= 0.75),
+        "seconds": round(time.monotonic() - started, 1),
+        "runs": runs,
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        for run in runs:
+            best = run["fresh"]
+            print(
+                f"seed {run['seed']}: {baseline['win_rate']:.3f} -> {best['win_rate']:.3f} "
+                f"{best['ci95']} ({run['pick']['program']}, generation {run['pick']['generation']}, "
+                f"{run['pick']['matches']} matches; {run['seconds']} s)"
+            )
+        print(
+            f"mean {report['mean_best_win_rate']}, {report['runs_at_or_above_75pct']} of {len(runs)} >= 75%"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
