@@ -36,7 +36,7 @@ from multiprocessing import Pool
 from multiprocessing.pool import Pool as PoolType
 from typing import Any
 
-from services.evolver.evaluation.settings import DEFAULT_FITNESS_WEIGHTS
+from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS
 
 TOURNAMENT_SIZE = 3
 INSPIRATIONS = 2

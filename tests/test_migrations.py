@@ -296,3 +296,58 @@ def test_first_release_database_upgrades_to_head_with_its_data(fresh_url: str) -
             assert session.get_one(Match, new.id).status == MatchStatus.QUEUED
     finally:
         engine.dispose()
+
+
+def test_evolution_runs_made_before_stored_weights_keep_their_fitness(fresh_url: str) -> None:
+    from shared.db.models import EvolutionRun, User
+    from shared.evolution import EvolutionConfig
+    from shared.evolution.service import EVOLUTION
+    from shared.jobs import create_job
+
+    migrate(fresh_url, "f72e3b015a12")
+    engine = create_engine(fresh_url, poolclass=pool.NullPool)
+    earlier_config = {"evaluation": {"quick_matches": 2, "rematch": False}, "random_seed": 3}
+    try:
+        with Session(engine) as session:
+            owner = User(name="evolver-before")
+            session.add(owner)
+            session.flush()
+            runs = {}
+            for game in ("battle", "podracing"):
+                job = create_job(session, EVOLUTION, {})
+                session.flush()
+                run = EvolutionRun(
+                    job_id=job.id,
+                    owner_id=owner.id,
+                    game=game,
+                    name=f"before-{game}",
+                    config=earlier_config,  # as the earlier code wrote it: no fitness weights
+                    parameters={},
+                    generation=4,
+                    spent_usd=0.0,
+                    tokens=0,
+                    llm_calls=0,
+                    elapsed_s=0.0,
+                    islands={},
+                )
+                session.add(run)
+                session.flush()
+                runs[game] = run.id
+            session.commit()
+
+        migrate(fresh_url)
+        with Session(engine) as session:
+            stored = {game: session.get_one(EvolutionRun, run_id).config for game, run_id in runs.items()}
+        assert stored["battle"]["evaluation"]["fitness_weights"] == {"win_rate": 0.7, "kill_rate": 0.3}
+        assert stored["podracing"]["evaluation"]["fitness_weights"] == {"win_rate": 0.9, "progress": 0.1}
+        assert stored["battle"]["evaluation"]["quick_matches"] == 2 and stored["battle"]["random_seed"] == 3
+        assert EvolutionConfig.model_validate(stored["battle"]).evaluation.fitness_weights == {
+            "win_rate": 0.7,
+            "kill_rate": 0.3,
+        }
+
+        migrate(fresh_url, "f72e3b015a12", "downgrade")
+        with Session(engine) as session:
+            assert session.get_one(EvolutionRun, runs["battle"]).config == earlier_config
+    finally:
+        engine.dispose()

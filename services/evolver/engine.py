@@ -25,6 +25,7 @@ from services.evolver.contract import TOOL_SPECS
 from services.evolver.llm import FailureKind, LlmRequest, ToolCall, builtin_root_answer
 from services.evolver.seeds import seed_program
 from services.evolver.tools import BudgetExhausted, EngineState, Evaluator, Toolbox
+from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS
 from shared.states import EvolutionEventKind, LlmRole
 
 log = logging.getLogger("services.evolver")
@@ -34,13 +35,19 @@ MAX_CONVERSATION_CHARS = 150_000
 """Past this the root's conversation restarts from a fresh briefing (the database keeps it all)."""
 MAX_RESULT_EVENT_CHARS = 20_000
 
-FITNESS_TEXT = {
-    "battle": (
-        "0.2 x win rate (draws count half) + 0.8 x damage share (damage dealt / (dealt + taken)) "
-        "over the evaluation matches."
-    ),
-    "podracing": "win rate over the evaluation races (draws count half), plus a little for progress.",
+COMPONENT_TEXT = {
+    "win_rate": "win rate (draws count half)",
+    "kill_rate": "kill rate (enemy units killed / enemy units)",
+    "damage_share": "damage share (damage dealt / (dealt + taken))",
+    "progress": "progress (your share of the checkpoints passed)",
 }
+
+
+def fitness_text(game: str, weights: dict[str, float] | None) -> str:
+    """The run's fitness in words, for the root's system prompt."""
+    used = weights or DEFAULT_FITNESS_WEIGHTS.get(game) or {"win_rate": 1.0}
+    terms = [f"{weight:g} x {COMPONENT_TEXT.get(name, name)}" for name, weight in used.items() if weight > 0]
+    return " + ".join(terms) + " over the evaluation matches."
 
 
 class Engine:
@@ -77,7 +84,7 @@ class Engine:
             "max_tokens": limits.max_tokens,
             "max_root_turns_per_generation": limits.root_turns(),
         }
-        fitness = FITNESS_TEXT.get(self.ctx.game, "win rate over the evaluation matches.")
+        fitness = fitness_text(self.ctx.game, self.ctx.config.evaluation.fitness_weights)
         return {"role": "system", "content": prompts.root_system(self.ctx.game, shown, fitness)}
 
     def briefing(self, toolbox: Toolbox, state: EngineState) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from services.evolver.evaluation.settings import EvaluationSettings
 from shared.config import Settings
 from shared.db.models import EvolutionProgram
 from shared.db.session import get_sessionmaker, session_scope
+from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS
 from shared.states import ProgramStatus
 
 log = logging.getLogger("services.evolver")
@@ -50,6 +51,9 @@ class CascadeEvaluator:
 
     def evaluation_settings(self, parameters: dict[str, Any]) -> EvaluationSettings:
         config = self.ctx.config.evaluation
+        weights = {game: dict(w) for game, w in DEFAULT_FITNESS_WEIGHTS.items()}
+        if config.fitness_weights is not None:  # every run created since the weights were stored
+            weights[self.ctx.game] = dict(config.fitness_weights)
         return EvaluationSettings(
             smoke_turns=config.smoke_turns,
             quick_matches=int(parameters.get("quick_matches", config.quick_matches)),
@@ -57,6 +61,7 @@ class CascadeEvaluator:
             match_config=dict(config.match_config),
             jobs=config.jobs,
             tournament_deadline_s=config.tournament_timeout_s,
+            fitness_weights=weights,
         )
 
     def builtin_plan(self) -> TournamentPlan:

@@ -125,12 +125,14 @@ EVOLUTION_ERROR_STATUS: dict[type[evolution_errors.EvolutionError], int] = {
     evolution_errors.EvolutionRunStateError: 409,
     evolution_errors.UnevolvableGame: 422,
     evolution_errors.InvalidSeed: 422,
+    evolution_errors.InvalidFitnessWeights: 422,
     evolution_errors.LlmEndpointRefused: 422,
 }
 """The HTTP status of each evolution-domain error."""
 EVOLUTION_ERROR_FIELD: dict[type[evolution_errors.EvolutionError], str] = {
     evolution_errors.UnevolvableGame: "body.game",
     evolution_errors.InvalidSeed: "body.config.seeds",
+    evolution_errors.InvalidFitnessWeights: "body.config.evaluation.fitness_weights",
     evolution_errors.LlmEndpointRefused: "body.config.llm.base_url",
 }
 """The request field a refused run creation is about, listed in `errors` like a validation error."""

@@ -11,6 +11,19 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from shared.states import ParentSelection
 
 MAX_SEED_CHARS = 100_000
+FITNESS_COMPONENTS: dict[str, tuple[str, ...]] = {
+    "battle": ("win_rate", "kill_rate", "damage_share"),
+    "podracing": ("win_rate", "progress"),
+}
+"""The fitness components each game's evaluation measures (services/evolver/evaluation/fitness.py)."""
+DEFAULT_FITNESS_WEIGHTS: dict[str, dict[str, float]] = {
+    "battle": {"win_rate": 0.2, "damage_share": 0.8},
+    "podracing": {"win_rate": 0.9, "progress": 0.1},
+}
+"""Per game, the weight of each fitness component for a new run, which stores them: a run keeps its
+weights when these change. Battle leans on the damage share: a win is one bit per match, the share
+says how the fight went, and nine matches of it rank close programs better
+(scripts/bench_evolver_fitness.py)."""
 BUILTIN_ROOT_MODEL = "arena-builtin-root"
 BUILTIN_CHILD_MODEL = "arena-builtin-child"
 
@@ -103,6 +116,23 @@ class EvaluationConfig(_Config):
     )
     tournament_timeout_s: float = Field(default=600.0, gt=0, le=3_600)
     jobs: int = Field(default=1, ge=1, le=16, description="local matches played at once")
+    fitness_weights: dict[str, float] | None = Field(
+        default=None,
+        max_length=8,
+        description="fitness component -> weight (battle: win_rate, kill_rate, damage_share; podracing: "
+        "win_rate, progress); none: the game's defaults, which the run then stores",
+    )
+
+    @field_validator("fitness_weights")
+    @classmethod
+    def _weights(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        if value is None:
+            return None
+        if any(weight < 0 for weight in value.values()):
+            raise ValueError("fitness weights cannot be negative")
+        if not any(weight > 0 for weight in value.values()):
+            raise ValueError("at least one fitness weight must be positive")
+        return value
 
     @model_validator(mode="after")
     def _rematch_needs_new_matches(self) -> EvaluationConfig:

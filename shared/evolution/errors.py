@@ -45,5 +45,9 @@ class InvalidSeed(EvolutionError):
     """A seed program the static gate refuses: evolution could not start from it."""
 
 
+class InvalidFitnessWeights(EvolutionError):
+    """Fitness weights naming a component the run's game does not measure."""
+
+
 class LlmEndpointRefused(EvolutionError):
     """The run's LLM base URL is not one the platform may call (shared.evolution.endpoint)."""

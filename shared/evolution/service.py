@@ -29,11 +29,12 @@ from shared.db.models import (
     Job,
     User,
 )
-from shared.evolution.config import EvolutionConfig
+from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS, FITNESS_COMPONENTS, EvolutionConfig
 from shared.evolution.endpoint import check_llm_endpoint
 from shared.evolution.errors import (
     EvolutionRunNotFound,
     EvolutionRunStateError,
+    InvalidFitnessWeights,
     InvalidSeed,
     LlmCallNotFound,
     ProgramNotFound,
@@ -64,6 +65,12 @@ def _send_quietly(send: Any, run: EvolutionRun) -> None:
 def check_config(game: str, config: EvolutionConfig) -> None:
     if game not in EVOLVABLE_GAMES:
         raise UnevolvableGame(game, EVOLVABLE_GAMES)
+    unknown = sorted(set(config.evaluation.fitness_weights or {}) - set(FITNESS_COMPONENTS.get(game, ())))
+    if unknown:
+        raise InvalidFitnessWeights(
+            f"{game} has no fitness component {', '.join(map(repr, unknown))}; "
+            f"its components: {', '.join(FITNESS_COMPONENTS.get(game, ()))}"
+        )
     for index, source in enumerate(config.seeds):
         problems = check_source(source, contract=HostedContract.DECIDE)
         if problems:
@@ -81,8 +88,13 @@ def new_run(
     config: EvolutionConfig,
     api_key: str | None = None,
 ) -> tuple[EvolutionRun, Job]:
-    """Insert a queued run and its job (not committed, nothing sent)."""
+    """Insert a queued run and its job (not committed, nothing sent). The run stores its fitness
+    weights (the game's defaults unless given), so changing the defaults never changes a run."""
     check_config(game, config)
+    if config.evaluation.fitness_weights is None:
+        weights = dict(DEFAULT_FITNESS_WEIGHTS.get(game, {"win_rate": 1.0}))
+        evaluation = config.evaluation.model_copy(update={"fitness_weights": weights})
+        config = config.model_copy(update={"evaluation": evaluation})
     if config.llm.base_url is not None:
         check_llm_endpoint(settings, config.llm.base_url)
     run_id = uuid.uuid4()

@@ -13,7 +13,6 @@ from services.evolver import store
 from services.evolver.code import normalised_hash
 from services.evolver.evaluation.fitness import fitness
 from services.evolver.evaluation.records import MatchRecord
-from services.evolver.evaluation.settings import EvaluationSettings
 from services.evolver.seeds import seed_program
 from services.evolver.tools import FINAL_MAX_ROUNDS, FINAL_MIN_MATCHES, next_final_round
 from shared.db.models import EvolutionProgram
@@ -35,11 +34,19 @@ def scored(records: list[dict[str, object]]) -> list[MatchRecord]:
     ]
 
 
+RUN_WEIGHTS = {"win_rate": 0.5, "kill_rate": 0.5}
+
+
 def test_kept_parents_replay_each_generation_and_are_judged_on_all_their_matches() -> None:
     run_id, job_id = make_run(
         config(
             limits={"max_generations": 3, "max_children_per_generation": 2},
-            evaluation={"quick_matches": QUICK, "match_seeds": "generation", "rematch": True},
+            evaluation={
+                "quick_matches": QUICK,
+                "match_seeds": "generation",
+                "rematch": True,
+                "fitness_weights": RUN_WEIGHTS,
+            },
             search={"islands": 1},
             random_seed=3,
         )
@@ -78,7 +85,7 @@ def test_kept_parents_replay_each_generation_and_are_judged_on_all_their_matches
         # Every round played the quick matches again, on new seeds; the fitness is over all of them.
         assert len(records) == QUICK * len(rounds) == row.metrics["matches"]
         assert len({r.seed for r in records}) == len(records)
-        expected = fitness("battle", records, EvaluationSettings().weights("battle"))
+        expected = fitness("battle", records, RUN_WEIGHTS)  # the run's own weights, not the defaults
         assert row.fitness == pytest.approx(expected, abs=1e-6)
         assert set(row.metrics["round_seconds"]) == set(rounds)
     finals = [row for row in rows.values() if "final" in (row.metrics or {}).get("rounds", [])]

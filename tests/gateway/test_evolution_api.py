@@ -358,6 +358,10 @@ def test_invalid_configs_are_422_naming_the_field(client: TestClient, alice: Acc
         {"config": {"seeds": ["import os\ndef decide(o):\n    return os.getcwd()\n"]}}, "body.config.seeds"
     )
     refuse({"api_key": ""}, "body.api_key")
+    weights = "body.config.evaluation.fitness_weights"
+    refuse({"config": {"evaluation": {"fitness_weights": {"kill_rate": 1.0}}}}, weights)  # a battle one
+    refuse({"config": {"evaluation": {"fitness_weights": {"win_rate": -1.0, "progress": 2}}}}, weights)
+    refuse({"config": {"evaluation": {"fitness_weights": {"win_rate": 0.0}}}}, weights)
     bad = client.post(API, json={"name": "has space", "game": "podracing"}, headers=alice.headers)
     assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == "body.name"
     # The key is never echoed, even in a refusal.
@@ -580,3 +584,14 @@ def test_export_archive_has_the_run_directory_and_no_key(client: TestClient, ali
     for content in files.values():
         assert LLM_KEY.encode() not in content
     assert LLM_KEY.encode() not in answer.content
+
+
+def test_a_run_stores_its_fitness_weights(client: TestClient, alice: Account) -> None:
+    """The game's defaults unless given, so a later change of the defaults never rescales a run."""
+    plain = create_run(client, alice)
+    assert plain["config"]["evaluation"]["fitness_weights"] == {"win_rate": 0.9, "progress": 0.1}
+    chosen = create_run(client, alice, evaluation={"fitness_weights": {"progress": 1.0}})
+    assert chosen["config"]["evaluation"]["fitness_weights"] == {"progress": 1.0}
+    with session_scope() as session:
+        row = session.get(EvolutionRun, uuid.UUID(chosen["id"]))
+        assert row is not None and row.config["evaluation"]["fitness_weights"] == {"progress": 1.0}

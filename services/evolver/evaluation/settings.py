@@ -11,15 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.config import Settings
-
-DEFAULT_FITNESS_WEIGHTS: dict[str, dict[str, float]] = {
-    "battle": {"win_rate": 0.2, "damage_share": 0.8},
-    "podracing": {"win_rate": 0.9, "progress": 0.1},
-}
-"""Per game, the weight of each fitness component (see fitness.components); a game missing here
-is judged on its win rate alone. Battle leans on the damage share: a win is one bit per match, the
-share says how the fight went, and nine matches of it rank close programs better
-(scripts/bench_evolver_fitness.py)."""
+from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS
 
 
 class EvaluationSettings(BaseModel):
