@@ -18,6 +18,7 @@ from services.evolver.evaluation.fitness import (
 )
 from services.evolver.evaluation.records import MatchRecord, Outcome, derive_seed, outcome_of
 from services.evolver.evaluation.settings import EvaluationSettings
+from shared.evolution.config import FITNESS_COMPONENTS
 
 
 def battle(outcome: Outcome, kills: float, enemy_units: float = 3, **mine: float) -> MatchRecord:
@@ -61,6 +62,9 @@ def test_battle_fitness_is_a_fifth_wins_and_four_fifths_damage_share() -> None:
     assert damage_share(records) == pytest.approx((0.75 + 0.5 + 0.5) / 3)
     parts = components("battle", records)
     assert set(parts) == {"win_rate", "kill_rate", "damage_share"}
+    # What a run's fitness_weights may name (checked at creation) is what the evaluation measures.
+    assert tuple(parts) == FITNESS_COMPONENTS["battle"]
+    assert tuple(components("podracing", [race(Outcome.WIN, 3, 1)])) == FITNESS_COMPONENTS["podracing"]
     weights = EvaluationSettings().weights("battle")
     assert fitness("battle", records, weights) == pytest.approx(0.2 * 0.5 + 0.8 * 1.75 / 3)
 
