@@ -15,7 +15,8 @@ from sqlalchemy.orm import Session
 
 from shared.config import get_settings
 from shared.db.models import User
-from shared.evolution import EvolutionConfig, get_run, new_run
+from shared.evolution import EvaluationConfig, EvolutionConfig, get_run, new_run
+from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS
 from shared.evolution.payoff import PayoffTable, nash_average, payoff_table, solve_meta_game
 from shared.evolution.rundir import archive_name, run_archive, sanitise, write_run_directory
 from shared.states import UserRole
@@ -130,7 +131,10 @@ def read_json(path: Path) -> Any:
 def test_write_run_directory(db_session: Session, seeded_run: Any, tmp_path: Path) -> None:
     run, seeded = seeded_run
     root = write_run_directory(db_session, run, tmp_path / "out")
-    assert read_json(root / "config.json") == EvolutionConfig().model_dump(mode="json")
+    # The run's stored config: what it was created with, the game's fitness weights written in.
+    weights = DEFAULT_FITNESS_WEIGHTS["podracing"]
+    stored = EvolutionConfig(evaluation=EvaluationConfig(fitness_weights=weights))
+    assert read_json(root / "config.json") == stored.model_dump(mode="json")
     summary = read_json(root / "summary.json")
     assert summary["status"] == "queued" and summary["generations"] == 3
     assert summary["best_program"] == "p2" and summary["best_fitness"] == 0.7
