@@ -31,7 +31,6 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from multiprocessing import Pool
-from typing import Any
 
 WINDOW = 9
 """Matches per estimate: what a run's evaluation gives a child (3 quick + 6 tournament)."""
@@ -65,28 +64,10 @@ MEASURES: dict[str, Callable[[Sample], float]] = {
 
 
 def _play(task: tuple[str, str, int, int]) -> Sample | None:
-    from shared.games.registry import get_game
-    from shared.games.replay import play_local
+    from scripts.bench_evolver_race import play_match
 
-    source, opponent, seed, seat = task
-    namespace: dict[str, Any] = {"__name__": "candidate"}
-    game = get_game("battle")
-    other = game.builtin_bots()[opponent]
-    try:
-        exec(compile(source, "candidate", "exec"), namespace)  # the project's own seed and operator
-        bots = [namespace["decide"], other] if seat == 0 else [other, namespace["decide"]]
-        players = {p["player"]: p for p in play_local(game, seed, bots)["result"]["players"]}
-    except Exception:  # a descendant that crashes is left out
-        return None
-    mine, theirs = players[seat], players[1 - seat]
-    points = 1.0 if mine["rank"] < theirs["rank"] else 0.5 if mine["rank"] == theirs["rank"] else 0.0
-    enemies = float(theirs["metrics"].get("units_alive", 0)) + float(theirs["metrics"].get("deaths", 0))
-    kills = min(1.0, float(mine["metrics"].get("kills", 0)) / enemies) if enemies else 0.0
-    dealt, taken = (
-        float(mine["metrics"].get("damage_dealt", 0)),
-        float(mine["metrics"].get("damage_taken", 0)),
-    )
-    return points, kills, dealt / (dealt + taken) if dealt + taken > 0 else 0.5
+    played = play_match(*task)
+    return None if played.crashed else (played.points, played.kills, played.damage_share)
 
 
 def _with(source: str, values: dict[str, float]) -> str:

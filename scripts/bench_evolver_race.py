@@ -36,6 +36,7 @@ from multiprocessing import Pool
 from multiprocessing.pool import Pool as PoolType
 from typing import Any
 
+from services.trainer.evaluate import wilson_interval
 from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS
 
 TOURNAMENT_SIZE = 3
@@ -95,30 +96,36 @@ class Program:
         return statistics.fmean(o.points for o in self.outcomes) if self.outcomes else 0.0
 
 
-def _play(task: tuple[str, Match]) -> Outcome:
-    """One match of a program against a built-in, in this (worker) process."""
+def play_match(source: str, opponent: str, seed: int, seat: int) -> Outcome:
+    """One match of a program against a built-in, in this process, judged by the evaluation's own
+    fitness components (services/evolver/evaluation/fitness.py)."""
+    from services.evolver.evaluation.fitness import damage_share, kill_rate
+    from services.evolver.evaluation.records import MatchRecord, outcome_of
     from shared.games.registry import get_game
     from shared.games.replay import play_local
 
-    source, match = task
     namespace: dict[str, Any] = {"__name__": "candidate"}
     game = get_game("battle")
-    other = game.builtin_bots()[match.opponent]
+    other = game.builtin_bots()[opponent]
     try:
         exec(compile(source, "candidate", "exec"), namespace)  # the project's own seed and operator
-        bots = [namespace["decide"], other] if match.seat == 0 else [other, namespace["decide"]]
-        players = {p["player"]: p for p in play_local(game, match.seed, bots)["result"]["players"]}
+        bots = [namespace["decide"], other] if seat == 0 else [other, namespace["decide"]]
+        players = sorted(play_local(game, seed, bots)["result"]["players"], key=lambda p: p["player"])
     except Exception:  # a child that crashes: the real cascade's smoke stage would fail it
         return Outcome(0.0, 0.0, 0.0, crashed=True)
-    mine, theirs = players[match.seat], players[1 - match.seat]
-    points = 1.0 if mine["rank"] < theirs["rank"] else 0.5 if mine["rank"] == theirs["rank"] else 0.0
-    enemies = float(theirs["metrics"].get("units_alive", 0)) + float(theirs["metrics"].get("deaths", 0))
-    kills = min(1.0, float(mine["metrics"].get("kills", 0)) / enemies) if enemies > 0 else 0.0
-    dealt, taken = (
-        float(mine["metrics"].get("damage_dealt", 0)),
-        float(mine["metrics"].get("damage_taken", 0)),
+    record = MatchRecord(
+        opponent=opponent,
+        seat=seat,
+        outcome=outcome_of([p["rank"] for p in players], seat),
+        candidate_metrics=players[seat]["metrics"],
+        opponent_metrics=players[1 - seat]["metrics"],
     )
-    return Outcome(points, kills, dealt / (dealt + taken) if dealt + taken > 0 else 0.5)
+    return Outcome(record.outcome.points, kill_rate([record]), damage_share([record]))
+
+
+def _play(task: tuple[str, Match]) -> Outcome:
+    source, match = task
+    return play_match(source, match.opponent, match.seed, match.seat)
 
 
 def _matches(opponents: Sequence[str], count: int, salt: str) -> list[Match]:
@@ -140,15 +147,6 @@ def _normalised(source: str) -> str:
         return hashlib.sha256(ast.dump(ast.parse(source)).encode()).hexdigest()
     except SyntaxError:
         return hashlib.sha256(source.encode()).hexdigest()
-
-
-def _wilson(successes: float, trials: int) -> tuple[float, float]:
-    if trials == 0:
-        return 0.0, 1.0
-    z, p = 1.96, successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * ((p * (1 - p) / trials + z * z / (4 * trials * trials)) ** 0.5) / (1 + z * z / trials)
-    return centre - half, centre + half
 
 
 class Race:
@@ -274,7 +272,7 @@ class Race:
         """`program`'s win rate over the fresh matches, which no run plays."""
         probe = Program(program.name, program.generation, program.source, None, "")
         self.play([probe], _fresh_matches(self.opponents, self.args.fresh))
-        low, high = _wilson(sum(o.points for o in probe.outcomes), len(probe.outcomes))
+        low, high = wilson_interval(round(sum(o.points for o in probe.outcomes)), len(probe.outcomes))
         return {
             "program": program.name,
             "win_rate": round(probe.win_rate, 3),
