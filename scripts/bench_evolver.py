@@ -2,7 +2,7 @@
 evaluation gets through per minute with one and two match-runner workers, and the time a
 generation spends outside matches.
 
-    .venv/bin/python -m scripts.bench_evolver improve [--generations 20] [--children 4] [--fresh 201]
+    .venv/bin/python -m scripts.bench_evolver improve [--generations 20] [--children 12] [--fresh 201]
         [--quick 3] [--tournament 6] [--no-rematch] [--match-seeds run|generation] [--islands 1]
     .venv/bin/python -m scripts.bench_evolver neighbourhood [--fresh 120]
     .venv/bin/python -m scripts.bench_evolver climb [--step-matches 90] [--rounds 2] [--fresh 300]
@@ -280,7 +280,7 @@ def neighbourhood(args: argparse.Namespace) -> dict[str, Any]:
     matches = [
         (names[i % len(names)], 20_000_000 + i * 7919, (i // len(names)) % 2) for i in range(args.fresh)
     ]
-    rows = []
+    rows: list[dict[str, Any]] = []
     started = time.monotonic()
     with Pool(max(1, args.jobs)) as pool:
         for label, source in variants:
@@ -588,7 +588,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--step-matches", type=int, default=90, help="climb: matches per comparison")
     parser.add_argument("--rounds", type=int, default=2, help="climb: passes over the constants")
     parser.add_argument("--generations", type=int, default=20)
-    parser.add_argument("--children", type=int, default=4)
+    parser.add_argument("--children", type=int, default=12, help="improve: children per generation")
     parser.add_argument("--quick", type=int, default=3)
     parser.add_argument("--tournament", type=int, default=6)
     parser.add_argument("--fresh", type=int, default=201)

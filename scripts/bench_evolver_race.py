@@ -1,7 +1,7 @@
 """An in-process model of the evolver's racing loop, for tuning its selection cheaply.
 
     .venv/bin/python -m scripts.bench_evolver_race [--seeds 0 1 2 3] [--generations 20]
-        [--children 4] [--keep 4] [--matches 9] [--final-matches 36] [--fresh 201] [--jobs 2]
+        [--children 12] [--keep 4] [--matches 9] [--final-matches 36] [--fresh 201] [--jobs 2]
 
 It runs what `scripts.bench_evolver improve` runs, minus the machinery: the same built-in mutation
 operator (`mutate_several`, two inspirations drawn from the best programs), the same weak battle
@@ -311,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     parser.add_argument("--generations", type=int, default=20)
-    parser.add_argument("--children", type=int, default=4, help="children per generation")
+    parser.add_argument("--children", type=int, default=12, help="children per generation")
     parser.add_argument("--keep", type=int, default=4, help="parents kept from each generation's field")
     parser.add_argument("--matches", type=int, default=9, help="new matches per generation")
     parser.add_argument("--final-matches", type=int, default=36)
