@@ -76,7 +76,6 @@ def main() -> None:
         f"device: {name}; torch {torch.__version__}; {num_envs} races x {options.num_steps} turns per rollout"
     )
 
-    engine = bench_torch(num_envs, device, torch.float32, None, options.seconds, compile_step=False)
     args = Args(
         device=str(device),
         num_envs=num_envs,
@@ -86,6 +85,11 @@ def main() -> None:
         stage=Stage.RUNNER,
     )
     trainer = Trainer(args)
+    # The engine as the trainer's env runs it (on CUDA a fixed 8 collision iterations, not 64).
+    collision_iters = trainer.env.races.collision_iters
+    engine = bench_torch(
+        num_envs, device, torch.float32, collision_iters, options.seconds, compile_step=False
+    )
     rollout = bench_rollout(trainer, options.num_steps * 2)
     trainer.iterate()  # warm-up (allocations, first opponent draw)
     _sync(device)
@@ -97,14 +101,16 @@ def main() -> None:
     _sync(device)
     training = steps / (time.perf_counter() - start)
 
+    engine_rate = engine.with_runner_per_s
+    assert engine_rate is not None
     rows = [
-        ("torch engine alone (runner commands)", engine.with_runner_per_s),
+        (f"torch engine alone (runner commands, K={collision_iters})", engine_rate),
         ("training rollout (features, policy, opponent, rewards)", rollout),
         ("whole PPO loop (rollout + GAE + update)", training),
     ]
     print(f"{'what':58} {'env steps/s':>14} {'vs engine':>10}")
     for label, value in rows:
-        print(f"{label:58} {value:14,.0f} {value / engine.with_runner_per_s:10.3f}")
+        print(f"{label:58} {value:14,.0f} {value / engine_rate:10.3f}")
 
 
 if __name__ == "__main__":

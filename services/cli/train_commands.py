@@ -115,13 +115,19 @@ def _new_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Trainer:
 
 
 def _resumed_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Trainer:
-    from services.trainer.ppo import MUTABLE_FIELDS, Trainer
+    from services.trainer.ppo import MUTABLE_FIELDS, RESUME_FIELDS, Trainer
 
-    fixed = sorted(set(config) - set(MUTABLE_FIELDS))
+    allowed = (*MUTABLE_FIELDS, *RESUME_FIELDS)
+    fixed = sorted(set(config) - set(allowed))
     if fixed:
         raise CliError(
-            f"--config: {', '.join(fixed)} cannot change when resuming; only {', '.join(MUTABLE_FIELDS)} can"
+            f"--config: {', '.join(fixed)} cannot change when resuming; only {', '.join(allowed)} can"
         )
+    if args.num_envs is not None:
+        config = config | {"num_envs": args.num_envs}
+    for name in RESUME_FIELDS:
+        if name in config and (not isinstance(config[name], int) or config[name] < 1):
+            raise CliError(f"--config: {name} must be a whole number of at least 1")
     path = Path(args.resume)
     try:
         trainer = Trainer.load(path, device=args.device, changes=config or None)
@@ -191,9 +197,8 @@ def train(args: argparse.Namespace) -> int:
         raise CliError("--threads must be at least 1")
     config = _json_object(args.config, "--config")
     if args.resume:
-        for option, value in (("--seed", args.seed), ("--num-envs", args.num_envs)):
-            if value is not None:
-                raise CliError(f"{option} cannot change when resuming: it is the checkpoint's")
+        if args.seed is not None:
+            raise CliError("--seed cannot change when resuming: it is the checkpoint's")
         _checkpoint_file(args.resume)
     _require_torch("train")
     import torch

@@ -6,7 +6,8 @@
     league     80% latest self / 20% league, plus the scripted bots as anchors; last stage
 
 A stage switches automatically when its exit condition holds (over at least `min_episodes` races of
-the last iteration), or by hand through the run's config (`stage`).
+the last iteration, once the races have played `settle_turns` turns since they last restarted), or
+by hand through the run's config (`stage`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ class CurriculumArgs:
     """League size that ends the self-play stage."""
     min_episodes: int = 32
     """Races an iteration must finish before its metrics may end a stage."""
+    settle_turns: int = 400
+    """Race turns after the races (re)start (a resume, a stage switch) before an exit is checked:
+    the first races to finish are the short ones, mostly won, and their win rate says little."""
 
 
 def next_stage(stage: Stage, metrics: dict[str, Any], league_size: int, args: CurriculumArgs) -> Stage | None:

@@ -68,7 +68,7 @@ class League:
         """Up to `count` distinct entries drawn uniformly."""
         if not self.entries:
             return []
-        order = torch.randperm(len(self.entries), generator=generator).tolist()
+        order = torch.randperm(len(self.entries), generator=generator, device=generator.device).tolist()
         return [self.entries[i] for i in order[:count]]
 
     def record(self, entry: LeagueEntry, wins: int, losses: int, draws: int) -> None:

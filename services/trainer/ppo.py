@@ -81,6 +81,9 @@ class Args:
 
 
 MUTABLE_FIELDS = ("learning_rate", "ent_coef", "rewards", "stage")
+RESUME_FIELDS = ("num_envs", "num_steps", "num_minibatches", "update_epochs")
+"""What may also change when a run resumes from a checkpoint (its races restart anyway): a run
+trained on a CPU with a thousand races can go on on a GPU with tens of thousands."""
 
 
 class DeviceUnavailable(RuntimeError):
@@ -179,6 +182,8 @@ class Trainer:
         self._league_drawn: list[LeagueEntry] = []
         self._next_obs: torch.Tensor | None = None
         self._next_done = torch.zeros(args.num_envs, device=self.device)
+        self.turns_since_restart = 0
+        """Race turns played since all races last (re)started (a resume, a stage switch)."""
         self.elapsed_s = 0.0
         """Training wall time over all chunks and resumes."""
 
@@ -241,6 +246,7 @@ class Trainer:
         if self._next_obs is None:
             self._next_obs = env.reset(self.draw)
             self._next_done = torch.zeros(B, device=device)
+            self.turns_since_restart = 0
 
         lr = args.learning_rate
         if args.anneal_lr:
@@ -364,7 +370,9 @@ class Trainer:
         self._rate_league(tally)
         metrics["league_size"] = len(self.league)
         self._snapshot()
-        following = next_stage(self.stage, metrics, len(self.league), args.curriculum)
+        self.turns_since_restart += T
+        settled = self.turns_since_restart >= args.curriculum.settle_turns
+        following = next_stage(self.stage, metrics, len(self.league), args.curriculum) if settled else None
         if following is not None:
             self._switch(following, "exit condition met")
         metrics["next_stage"] = str(self.stage)
@@ -437,11 +445,17 @@ class Trainer:
 
     @classmethod
     def load(cls, path: Path, device: str | None = None, changes: dict[str, Any] | None = None) -> Trainer:
-        """A trainer from a checkpoint (races restart; everything else continues)."""
+        """A trainer from a checkpoint (races restart; everything else continues).
+
+        `changes` may name `MUTABLE_FIELDS` and `RESUME_FIELDS`."""
         state = load_checkpoint(path)
         data = dict(state["args"])
         if device is not None:
             data["device"] = device
+        changes = dict(changes or {})
+        for name in RESUME_FIELDS:
+            if name in changes:
+                data[name] = changes.pop(name)
         trainer = cls(args_from_dict(data))
         trainer.agent.load_state_dict(state["agent"])
         trainer.optimizer.load_state_dict(state["optimizer"])
@@ -451,9 +465,13 @@ class Trainer:
         trainer.league = League.from_state(state["league"])
         trainer.elapsed_s = float(state["elapsed_s"])
         torch.set_rng_state(state["torch_rng"])
-        trainer.generator.set_state(
-            state["generator"].cpu() if trainer.device.type == "cpu" else state["generator"]
-        )
+        saved = state["generator"]
+        if saved.numel() == trainer.generator.get_state().numel():
+            trainer.generator.set_state(saved)
+        else:
+            # Saved on another kind of device (a CPU generator's state is not a CUDA one's):
+            # go on with a fresh stream, still a function of the run's seed and iteration.
+            trainer.generator.manual_seed(trainer.args.seed + 7 + trainer.iteration)
         if changes:
             trainer.apply_changes(changes)
         return trainer

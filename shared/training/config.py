@@ -68,6 +68,9 @@ class CurriculumConfig(_Config):
     runner_exit_win_rate: float = Field(default=0.85, ge=0, le=1)
     league_entry_size: int = Field(default=4, ge=1, le=1000)
     min_episodes: int = Field(default=32, ge=0, le=10**9)
+    settle_turns: int = Field(
+        default=400, ge=0, le=10**6, description="turns after the races restart before an exit is checked"
+    )
 
 
 class TrainingConfig(_Config):

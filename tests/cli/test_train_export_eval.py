@@ -138,8 +138,8 @@ def test_clear_errors(
         "broken.pt is not a training checkpoint",
     )
     assert_one_line_error(
-        run_cli("train", "podracing", "--resume", "broken.pt", "--num-envs", "8", cwd=tmp_path),
-        "--num-envs cannot change when resuming",
+        run_cli("train", "podracing", "--resume", "broken.pt", "--seed", "8", cwd=tmp_path),
+        "--seed cannot change when resuming",
     )
     assert_one_line_error(
         run_cli("eval", "builtin:nobody", "--races", "2", cwd=tmp_path), "unknown built-in bot 'nobody'"

@@ -4,6 +4,7 @@ checkpoints behave as the service relies on."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +82,39 @@ def test_a_missing_device_is_refused_with_a_clear_error() -> None:
 
     with pytest.raises(DeviceUnavailable, match="no CUDA"):
         Trainer(Args(device="cuda", **{k: v for k, v in TINY.items() if k != "device"}))  # type: ignore[arg-type]
+
+
+def test_a_resumed_run_may_play_more_races_and_comes_from_another_device(tmp_path: Path) -> None:
+    """A run trained on a CPU goes on on a GPU with more races: races restart on resume anyway, and a
+    generator state saved on another kind of device (a CUDA state is 16 bytes, a CPU one 5,056) is
+    replaced by a fresh stream rather than refused."""
+    trainer = Trainer(Args(seed=4, total_steps=10**7, **TINY))  # type: ignore[arg-type]
+    trainer.run(max_iterations=1)
+    trainer.league.add("it1", 1, trainer.agent.actor.state_dict())
+    path = tmp_path / "ckpt.pt"
+    trainer.save(path)
+    state = torch.load(path, weights_only=True)
+    state["generator"] = torch.zeros(16, dtype=torch.uint8)  # the size of a CUDA generator's state
+    torch.save(state, path)
+    loaded = Trainer.load(path, changes={"num_envs": 32, "num_steps": 8, "stage": "league"})
+    assert (loaded.args.num_envs, loaded.args.num_steps, loaded.stage) == (32, 8, Stage.LEAGUE)
+    metrics = loaded.run(max_iterations=1)[0]
+    assert metrics["global_step"] == trainer.global_step + 32 * 8
+    assert metrics["league_size"] >= 1
+
+
+def test_no_stage_exit_before_the_races_have_settled_after_a_restart(tmp_path: Path) -> None:
+    """Right after the races restart, the races that finish are the short ones: an exit condition
+    waits `settle_turns` turns. With an exit that always holds, the run leaves its stage only then,
+    and a stage switch or a resume restarts the wait."""
+    from services.trainer.curriculum import CurriculumArgs
+
+    always = CurriculumArgs(solo_exit_rate=0.0, min_episodes=0, settle_turns=64)
+    trainer = Trainer(replace(Args(seed=6, total_steps=10**7, **TINY), curriculum=always))  # type: ignore[arg-type]
+    stages = [m["next_stage"] for m in trainer.run(max_iterations=2)]
+    assert stages == [Stage.SOLO, Stage.RUNNER], "32 + 32 turns: the exit is checked after the second"
+    trainer.apply_changes({"stage": "solo"})
+    assert [m["next_stage"] for m in trainer.run(max_iterations=2)] == [Stage.SOLO, Stage.RUNNER]
+    trainer.save(tmp_path / "ckpt.pt")
+    resumed = Trainer.load(tmp_path / "ckpt.pt", changes={"stage": "solo"})
+    assert [m["next_stage"] for m in resumed.run(max_iterations=2)] == [Stage.SOLO, Stage.RUNNER]

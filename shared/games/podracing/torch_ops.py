@@ -29,7 +29,12 @@ def pod_major(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def weight(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """A bool mask as 0.0 / 1.0 (through uint8: converting a bool tensor directly is 6x slower)."""
+    """A bool mask as 0.0 / 1.0 (through uint8: converting a bool tensor directly is 6x slower).
+
+    Under `torch.compile` the plain conversion: inductor cannot lower a bool-to-uint8 view, and it
+    fuses the conversion into the kernel anyway."""
+    if torch.compiler.is_compiling():
+        return mask.to(dtype)
     return mask.view(torch.uint8).to(dtype)
 
 
@@ -49,7 +54,9 @@ def any_true(mask: torch.Tensor) -> bool:
 
 
 def any_along(mask: torch.Tensor, dim: int) -> torch.Tensor:
-    """`mask.any(dim)`, as a max over uint8."""
+    """`mask.any(dim)`, as a max over uint8 (plain `any` under `torch.compile`, as `weight`)."""
+    if torch.compiler.is_compiling():
+        return mask.any(dim)
     return mask.view(torch.uint8).amax(dim).view(torch.bool)
 
 

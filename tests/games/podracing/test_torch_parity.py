@@ -89,6 +89,8 @@ def _run(
     races_count: int = NUM_RACES,
     collision_iters: int = 16,
     compact: bool = True,
+    device: str = "cpu",
+    compiled: bool = False,
 ) -> ParityStats:
     """Play every race to its end in both engines and compare after each turn.
 
@@ -99,11 +101,16 @@ def _run(
     The torch engine runs `collision_iters` collision iterations per turn, fewer than the reference
     cap of 64 to save time; `torch_capped` says whether any turn needed more (then the comparison
     still holds only if the reference also stopped there). `compact` picks the CPU step or the
-    sync-free step that CUDA runs (both run here, on CPU).
+    sync-free step that CUDA runs (both run here, on CPU). `device` and `compiled` run the engine
+    elsewhere (`test_cuda_engine.py`) and through `torch.compile`.
     """
     rng = random.Random(seed)
     races = [Race(config, generate_track(seed * 1000 + n, config)) for n in range(races_count)]
-    engine = TorchRaces(races_count, config, dtype=dtype, collision_iters=collision_iters, compact=compact)
+    engine = TorchRaces(
+        races_count, config, dtype=dtype, collision_iters=collision_iters, compact=compact, device=device
+    )
+    if compiled:
+        engine.compile()
     engine.load_tracks([race.checkpoints for race in races])
     stats = ParityStats()
     diverged = [False] * races_count
@@ -128,7 +135,7 @@ def _run(
         target = columns[..., 0:2].contiguous()
         thrust = columns[..., 2].float()
         boost, shield = columns[..., 3] > 0, columns[..., 4] > 0
-        engine.step(target, thrust, boost, shield)
+        engine.step(target.to(device), thrust.to(device), boost.to(device), shield.to(device))
         state = torch.stack([engine.x, engine.y, engine.vx, engine.vy], -1).tolist()
         aux = torch.stack([engine.next_cp, engine.passed, engine.shield_cd], -1).tolist()
         boosts = engine.boost_available.tolist()
