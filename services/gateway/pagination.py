@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Generic, TypeVar
 
 from fastapi import Depends, Query
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 T = TypeVar("T")
 
@@ -17,6 +17,9 @@ MAX_OFFSET = 2**31 - 1
 class Page(BaseModel, Generic[T]):
     items: list[T]
     total: int
+    total_exact: bool = Field(
+        default=True, description="false when `total` stopped at the list's counting limit (there are more)"
+    )
     limit: int
     offset: int
 

@@ -178,7 +178,13 @@ class BotVersion(TimestampMixin, Base):
 
 class Match(TimestampMixin, Base):
     __tablename__ = "matches"
-    __table_args__ = (Index("ix_matches_status_heartbeat", "status", "heartbeat_at"),)
+    __table_args__ = (
+        Index("ix_matches_status_heartbeat", "status", "heartbeat_at"),
+        # Match lists are newest first (created_at DESC, id DESC: these indexes read backwards),
+        # so a page reads its own rows, not the whole table.
+        Index("ix_matches_created", "created_at", "id"),
+        Index("ix_matches_game_created", "game", "created_at", "id"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
     game: Mapped[str] = mapped_column(String(32), index=True)

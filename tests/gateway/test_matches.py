@@ -7,8 +7,10 @@ import json
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from celery.signals import before_task_publish
 from fastapi.testclient import TestClient
 
@@ -169,3 +171,48 @@ def test_unknown_and_malformed_match_ids(client: TestClient) -> None:
     assert malformed.status_code == 422 and malformed.json()["errors"][0]["loc"] == "path.match_id"
     assert client.get("/api/v1/matches", params={"status": "exploded"}).status_code == 422
     assert client.get("/api/v1/matches", params={"limit": 0}).status_code == 422
+
+
+def test_match_lists_read_newest_first_and_count_up_to_a_limit(
+    client: TestClient, db_session, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A page of matches is read through an index in its own order (no sort of every match of the
+    game), and the total stops at `COUNT_LIMIT`, saying so, instead of reading every match."""
+    from services.gateway.matches import service
+
+    game = "podracing"
+    start = datetime(2020, 1, 1, tzinfo=UTC)  # older than any other test's matches
+    made = [Match(game=game, seed=n, created_at=start + timedelta(minutes=n // 2)) for n in range(6)]
+    db_session.add_all(made)
+    db_session.commit()
+    try:
+        ours = {m.id for m in made}
+        newest_first = sorted(made, key=lambda m: (m.created_at, m.id), reverse=True)
+        everything = client.get("/api/v1/matches", params={"game": game, "limit": 200}).json()
+        listed = [uuid.UUID(m["id"]) for m in everything["items"] if uuid.UUID(m["id"]) in ours]
+        assert listed == [m.id for m in newest_first]
+        assert everything["total_exact"] is True and everything["total"] == len(everything["items"])
+
+        monkeypatch.setattr(service, "COUNT_LIMIT", 3)
+        capped = client.get("/api/v1/matches", params={"game": game, "limit": 2}).json()
+        assert (capped["total"], capped["total_exact"], len(capped["items"])) == (3, False, 2)
+
+        connection = db_session.connection()
+        connection.exec_driver_sql("SET LOCAL enable_sort = off")
+        for sql, index in (
+            (
+                "SELECT id FROM matches WHERE game = 'podracing' ORDER BY created_at DESC, id DESC LIMIT 50",
+                "ix_matches_game_created",
+            ),
+            (
+                "SELECT id FROM matches ORDER BY created_at DESC, id DESC LIMIT 50 OFFSET 10",
+                "ix_matches_created",
+            ),
+        ):
+            plan = "\n".join(row[0] for row in connection.exec_driver_sql("EXPLAIN " + sql))
+            assert index in plan and "Sort" not in plan, plan
+        db_session.rollback()
+    finally:
+        for match in made:
+            db_session.delete(match)
+        db_session.commit()

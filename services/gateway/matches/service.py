@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import logging
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
@@ -98,6 +99,19 @@ def get_match(session: Session, match_id: uuid.UUID) -> Match:
     return match
 
 
+COUNT_LIMIT = 10_000
+"""A match list counts its matches up to here: an exact count reads every row that matches the
+filters, and with millions of matches that would cost more than the page itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class MatchList:
+    matches: list[Match]
+    total: int
+    """How many matches the filters select, or `COUNT_LIMIT` when there are more (`exact` is False)."""
+    exact: bool
+
+
 def list_matches(
     session: Session,
     game: str | None,
@@ -106,7 +120,11 @@ def list_matches(
     kind: str | None,
     limit: int,
     offset: int,
-) -> tuple[list[Match], int]:
+    *,
+    count: bool = True,
+) -> MatchList:
+    """A page of matches, newest first, read through the (game,) created_at, id indexes; without
+    `count` the total is not counted (it is the page's length)."""
     query = select(Match)
     if game:
         query = query.where(Match.game == game)
@@ -118,14 +136,25 @@ def list_matches(
         query = query.where(
             Match.id.in_(select(MatchParticipant.match_id).where(MatchParticipant.bot_id == bot_id))
         )
-    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    counted = (
+        session.scalar(
+            select(func.count()).select_from(
+                query.with_only_columns(Match.id).limit(COUNT_LIMIT + 1).subquery()
+            )
+        )
+        or 0
+        if count
+        else 0
+    )
     rows = session.scalars(
         query.options(selectinload(Match.participants))
-        .order_by(Match.created_at.desc(), Match.id)
+        .order_by(Match.created_at.desc(), Match.id.desc())
         .limit(limit)
         .offset(offset)
     ).all()
-    return list(rows), total
+    if not count:
+        return MatchList(list(rows), len(rows), False)
+    return MatchList(list(rows), min(counted, COUNT_LIMIT), counted <= COUNT_LIMIT)
 
 
 def match_views(session: Session, matches: list[Match], viewer: User | None) -> list[MatchOut]:

@@ -83,10 +83,15 @@ def list_matches(
     status: MatchStatus | None = None,
     kind: MatchKind | None = None,
 ) -> Page[MatchOut]:
-    """Matches, newest first. No key needed; bot owners also see their bots' error samples."""
-    matches, total = service.list_matches(session, game, bot_id, status, kind, page.limit, page.offset)
+    """Matches, newest first. No key needed; bot owners also see their bots' error samples.
+    `total` counts up to 10,000 matches; past that it says 10,000 and `total_exact` is false."""
+    found = service.list_matches(session, game, bot_id, status, kind, page.limit, page.offset)
     return Page(
-        items=service.match_views(session, matches, viewer), total=total, limit=page.limit, offset=page.offset
+        items=service.match_views(session, found.matches, viewer),
+        total=found.total,
+        total_exact=found.exact,
+        limit=page.limit,
+        offset=page.offset,
     )
 
 

@@ -90,6 +90,8 @@ class BotPage:
     totals: ErrorTotals
     recent: list[MatchErrors]
     recent_total: int
+    recent_total_exact: bool
+    """False past the match list's counting limit: there are more pages than `pages`."""
     page: int
     pages: int
     matches_per_page: int
@@ -218,10 +220,9 @@ def bot_page(session: Session, bot_id: uuid.UUID, page: int) -> BotPage | None:
     bot, owner_name, rating = found
     versions = _versions(session, bot)
     history = _history(session, bot.id)
-    matches, total = list_matches(
-        session, None, bot.id, None, None, MATCHES_PER_PAGE, (page - 1) * MATCHES_PER_PAGE
-    )
-    views = match_views(session, matches, None)  # no viewer: never the owner-only samples
+    listed = list_matches(session, None, bot.id, None, None, MATCHES_PER_PAGE, (page - 1) * MATCHES_PER_PAGE)
+    total = listed.total
+    views = match_views(session, listed.matches, None)  # no viewer: never the owner-only samples
     return BotPage(
         bot=bot,
         owner_name=owner_name,
@@ -234,7 +235,8 @@ def bot_page(session: Session, bot_id: uuid.UUID, page: int) -> BotPage | None:
         totals=_totals(session, bot.id),
         recent=[_match_errors(view, bot.id) for view in views],
         recent_total=total,
+        recent_total_exact=listed.exact,
         page=page,
-        pages=max(1, -(-total // MATCHES_PER_PAGE)),
+        pages=max(1, -(-total // MATCHES_PER_PAGE), 0 if listed.exact else page),
         matches_per_page=MATCHES_PER_PAGE,
     )

@@ -33,10 +33,10 @@ def front_page(session: Session) -> FrontPage:
         leaderboard(session, game, include_inactive=False, limit=LEADERBOARD_ROWS, offset=0)
         for game in game_names()
     ]
-    running, _ = list_matches(session, None, None, MatchStatus.RUNNING, None, LIVE_MATCHES, 0)
-    finished, _ = list_matches(session, None, None, MatchStatus.FINISHED, None, RECENT_MATCHES, 0)
+    running = list_matches(session, None, None, MatchStatus.RUNNING, None, LIVE_MATCHES, 0, count=False)
+    finished = list_matches(session, None, None, MatchStatus.FINISHED, None, RECENT_MATCHES, 0, count=False)
     return FrontPage(
         boards=boards,
-        live=match_views(session, running, None),
-        recent=match_views(session, finished, None),
+        live=match_views(session, running.matches, None),
+        recent=match_views(session, finished.matches, None),
     )
