@@ -71,6 +71,7 @@ bench: install ## benchmarks: print figures and ratios against baselines measure
 	$(PY) -m scripts.bench_viewer
 	$(PY) -m scripts.bench_evolver
 	$(PY) -m scripts.bench_gateway_load --quick
+	$(PY) -m scripts.bench_match_list
 
 clean: ## remove the virtual environment, caches and the demo's data
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .arena-data

@@ -1,7 +1,8 @@
 """An in-process model of the evolver's racing loop, for tuning its selection cheaply.
 
     .venv/bin/python -m scripts.bench_evolver_race [--seeds 0 1 2 3] [--generations 20]
-        [--children 12] [--keep 4] [--matches 9] [--final-matches 36] [--fresh 201] [--jobs 2]
+        [--children 12] [--keep 4] [--matches 9] [--final-matches 36] [--final-programs 4]
+        [--fresh 201] [--jobs 2]
 
 It runs what `scripts.bench_evolver improve` runs, minus the machinery: the same built-in mutation
 operator (`mutate_several`, two inspirations drawn from the best programs), the same weak battle
@@ -9,8 +10,9 @@ seed, the same built-in opponents and fitness (the evaluation's default battle w
 (each generation plays `--matches` new matches, a third against each built-in with seats
 alternating; the kept parents replay them), parents drawn by a 3-tournament on fitness among the
 kept programs (or, with the exploration ratio, any evaluated program), the kept programs being the
-`--keep` best of the generation's field plus the run's best, and final rounds (the four leaders play
-common matches until each has `--final-matches`). Then the seed and the run's best play the same
+`--keep` best of the generation's field plus the run's best, and final rounds (the
+`--final-programs` leaders play common matches until each has `--final-matches`; at most four
+rounds, or as many as `--final-matches` needs). Then the seed and the run's best play the same
 `--fresh` new matches (the seeds `improve` uses). No sandbox, no database, no LLM server, no
 MAP-Elites grid, no islands: the matches are played by exec-ing the operator's programs in worker
 processes, which is fine for the project's own seed and operator and nowhere else.
@@ -281,12 +283,12 @@ class Race:
 
     def final_rounds(self) -> None:
         """As `tools.final_round`: the leaders play common rounds until each has enough matches."""
-        for pass_ in range(3 * FINAL_MAX_ROUNDS):
+        max_rounds = max(FINAL_MAX_ROUNDS, -(-self.args.final_matches // self.args.matches))
+        for pass_ in range(3 * max_rounds):
             due = [
                 p
-                for p in self.rank(self.programs, FINAL_ROUND_PROGRAMS)
-                if p.finals < FINAL_MAX_ROUNDS
-                and (p.finals == 0 or len(p.outcomes) < self.args.final_matches)
+                for p in self.rank(self.programs, self.args.final_programs)
+                if p.finals < max_rounds and (p.finals == 0 or len(p.outcomes) < self.args.final_matches)
             ]
             if not due:
                 return
@@ -315,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=int, default=4, help="parents kept from each generation's field")
     parser.add_argument("--matches", type=int, default=9, help="new matches per generation")
     parser.add_argument("--final-matches", type=int, default=36)
+    parser.add_argument(
+        "--final-programs", type=int, default=FINAL_ROUND_PROGRAMS, help="leaders that play the final rounds"
+    )
     parser.add_argument(
         "--prior", type=float, default=0.0, help="rank by fitness shrunk toward the parent's by N matches"
     )
