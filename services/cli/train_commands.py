@@ -126,7 +126,8 @@ def _resumed_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Traine
     if args.num_envs is not None:
         config = config | {"num_envs": args.num_envs}
     for name in RESUME_FIELDS:
-        if name in config and (not isinstance(config[name], int) or config[name] < 1):
+        value = config.get(name, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise CliError(f"--config: {name} must be a whole number of at least 1")
     path = Path(args.resume)
     try:

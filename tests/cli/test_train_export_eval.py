@@ -141,6 +141,15 @@ def test_clear_errors(
         run_cli("train", "podracing", "--resume", "broken.pt", "--seed", "8", cwd=tmp_path),
         "--seed cannot change when resuming",
     )
+    shipped = str(Path(__file__).resolve().parents[2] / "examples" / "training" / "podracing" / "latest.pt")
+    assert_one_line_error(
+        run_cli("train", "podracing", "--resume", shipped, "--config", '{"num_envs": 0}', cwd=tmp_path),
+        "--config: num_envs must be a whole number of at least 1",
+    )
+    assert_one_line_error(
+        run_cli("train", "podracing", "--resume", shipped, "--config", '{"gamma": 0.9}', cwd=tmp_path),
+        "--config: gamma cannot change when resuming",
+    )
     assert_one_line_error(
         run_cli("eval", "builtin:nobody", "--races", "2", cwd=tmp_path), "unknown built-in bot 'nobody'"
     )
