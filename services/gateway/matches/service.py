@@ -108,8 +108,9 @@ filters, and with millions of matches that would cost more than the page itself.
 class MatchList:
     matches: list[Match]
     total: int
-    """How many matches the filters select, or `COUNT_LIMIT` when there are more (`exact` is False)."""
+    """How many matches the filters select, or `COUNT_LIMIT` when there are more."""
     exact: bool
+    """False when `total` stopped at `COUNT_LIMIT`, or was not counted (`count=False`)."""
 
 
 def list_matches(
@@ -136,25 +137,19 @@ def list_matches(
         query = query.where(
             Match.id.in_(select(MatchParticipant.match_id).where(MatchParticipant.bot_id == bot_id))
         )
-    counted = (
-        session.scalar(
-            select(func.count()).select_from(
-                query.with_only_columns(Match.id).limit(COUNT_LIMIT + 1).subquery()
-            )
+    rows = list(
+        session.scalars(
+            query.options(selectinload(Match.participants))
+            .order_by(Match.created_at.desc(), Match.id.desc())
+            .limit(limit)
+            .offset(offset)
         )
-        or 0
-        if count
-        else 0
     )
-    rows = session.scalars(
-        query.options(selectinload(Match.participants))
-        .order_by(Match.created_at.desc(), Match.id.desc())
-        .limit(limit)
-        .offset(offset)
-    ).all()
     if not count:
-        return MatchList(list(rows), len(rows), False)
-    return MatchList(list(rows), min(counted, COUNT_LIMIT), counted <= COUNT_LIMIT)
+        return MatchList(rows, len(rows), False)
+    counted = query.with_only_columns(Match.id).limit(COUNT_LIMIT + 1).subquery()
+    total = session.scalar(select(func.count()).select_from(counted)) or 0
+    return MatchList(rows, min(total, COUNT_LIMIT), total <= COUNT_LIMIT)
 
 
 def match_views(session: Session, matches: list[Match], viewer: User | None) -> list[MatchOut]:

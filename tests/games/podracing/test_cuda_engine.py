@@ -8,14 +8,16 @@ import pytest
 import torch
 
 from shared.games.podracing.engine import RaceConfig
-from tests.games.podracing.test_torch_parity import _run
+from tests.games.podracing.test_torch_parity import play_parity
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
 def test_float64_on_cuda_matches_reference_exactly(compiled: bool) -> None:
-    stats = _run(torch.float64, RaceConfig(laps=1), seed=1, compact=False, device="cuda", compiled=compiled)
+    stats = play_parity(
+        torch.float64, RaceConfig(laps=1), seed=1, compact=False, device="cuda", compiled=compiled
+    )
     print(f"\nfloat64 on cuda ({compiled=}): {stats.pod_turns_equal}/{stats.pod_turns} pod-turns equal")
     assert stats.first_mismatch is None, stats.first_mismatch
     assert stats.race_turns >= 10_000 and stats.collisions >= 2_000
@@ -23,7 +25,7 @@ def test_float64_on_cuda_matches_reference_exactly(compiled: bool) -> None:
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
 def test_float32_on_cuda_share_of_exact_pod_turns(compiled: bool) -> None:
-    stats = _run(
+    stats = play_parity(
         torch.float32,
         RaceConfig(laps=1),
         seed=3,

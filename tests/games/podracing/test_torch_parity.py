@@ -80,7 +80,7 @@ def _commands(rng: random.Random, race: Race, melee: bool) -> list[PodCommand]:
     return cmds
 
 
-def _run(
+def play_parity(
     dtype: torch.dtype,
     config: RaceConfig,
     seed: int,
@@ -187,7 +187,7 @@ def _run(
 @pytest.mark.slow
 @pytest.mark.parametrize("compact", [True, False], ids=["cpu-step", "sync-free-step"])
 def test_float64_matches_reference_exactly(compact: bool) -> None:
-    stats = _run(torch.float64, RaceConfig(laps=1), seed=1, compact=compact)
+    stats = play_parity(torch.float64, RaceConfig(laps=1), seed=1, compact=compact)
     print(
         f"\nfloat64 parity ({'cpu' if compact else 'sync-free'} step): {stats.race_turns} race-turns, "
         f"{stats.pod_turns_equal}/{stats.pod_turns} pod-turns equal, "
@@ -206,7 +206,7 @@ def test_float64_matches_reference_exactly(compact: bool) -> None:
 def test_float64_parity_with_team_boost_and_collision_cap(compact: bool) -> None:
     """A cap of 2 collisions per turn, hit often, and one boost per player."""
     config = RaceConfig(boost_per_team=True, max_collisions_per_turn=2, laps=1, timeout_turns=30)
-    stats = _run(torch.float64, config, seed=2, races_count=64, collision_iters=2, compact=compact)
+    stats = play_parity(torch.float64, config, seed=2, races_count=64, collision_iters=2, compact=compact)
     assert stats.first_mismatch is None, stats.first_mismatch
     assert stats.race_turns >= 2_000
     assert stats.ref_capped >= 10 and stats.torch_capped == stats.ref_capped
@@ -215,7 +215,9 @@ def test_float64_parity_with_team_boost_and_collision_cap(compact: bool) -> None
 @pytest.mark.slow
 @pytest.mark.parametrize("compact", [True, False], ids=["cpu-step", "sync-free-step"])
 def test_float32_share_of_exact_pod_turns(compact: bool) -> None:
-    stats = _run(torch.float32, RaceConfig(laps=1), seed=3, resync=True, races_count=64, compact=compact)
+    stats = play_parity(
+        torch.float32, RaceConfig(laps=1), seed=3, resync=True, races_count=64, compact=compact
+    )
     share = stats.pod_turns_equal / stats.pod_turns
     print(
         f"\nfloat32: {stats.pod_turns_equal}/{stats.pod_turns} pod-turns equal ({share:.4%}), "
