@@ -24,6 +24,7 @@ from services.gateway.games.views import router as games_router
 from services.gateway.health import router as health_router
 from services.gateway.input_guard import InputGuardMiddleware
 from services.gateway.leaderboard.cache import InvalidateOnWrite, LeaderboardCache, rating_updates
+from services.gateway.leaderboard.fast_path import CachedLeaderboard
 from services.gateway.leaderboard.views import router as leaderboard_router
 from services.gateway.live import router as live_router
 from services.gateway.logging_filter import configure_logging, install_secret_filter
@@ -116,7 +117,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_route("/metrics", metrics_endpoint, include_in_schema=False)
     install_error_handlers(app)
     install_openapi(app)
-    app.add_middleware(InvalidateOnWrite, cache=boards)  # innermost: sees the endpoint's own status
+    app.add_middleware(CachedLeaderboard, cache=boards)  # innermost: fresh pages without the router
+    app.add_middleware(InvalidateOnWrite, cache=boards)  # sees the endpoints' own statuses
     app.add_middleware(InputGuardMiddleware)  # reads bodies through the body limit
     app.add_middleware(BodyLimitMiddleware, max_bytes=body_limit_bytes(settings))
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics, access_log=settings.access_log)

@@ -246,10 +246,18 @@ class MetricsMiddleware:
                 log_request(scope, recorder.status, seconds)
 
 
+ROUTE_TEMPLATE = "arena.route_template"
+"""The scope key by which a layer that answers before the router (the leaderboard's fast path)
+names the route it answered for."""
+
+
 def route_template(scope: Scope) -> str:
     """The full template of the matched route. A route inside included routers knows only its own
     tail (`/games/{name}`), so the prefix is taken from the same number of leading path segments.
     A mounted app (static files) has no route; its mount path is what the root path gained."""
+    named = scope.get(ROUTE_TEMPLATE)
+    if named is not None:
+        return str(named)
     route_path = getattr(scope.get("route"), "path", None)
     if route_path is None:
         mount = str(scope.get("root_path", ""))[len(str(scope.get("app_root_path", ""))) :]

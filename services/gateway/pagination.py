@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 T = TypeVar("T")
 
 MAX_PAGE = 200
+DEFAULT_LIMIT = 50
 MAX_OFFSET = 2**31 - 1
 """Far past any real listing, and inside every integer type the database and drivers use."""
 
@@ -30,7 +31,7 @@ class PageParams(BaseModel):
 
 
 async def _page_params(
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="items per page")] = 50,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="items per page")] = DEFAULT_LIMIT,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="items to skip")] = 0,
 ) -> PageParams:
     """`async` only because nothing here waits: a plain function would take a thread per request."""

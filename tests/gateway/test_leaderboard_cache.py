@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
 from services.gateway.leaderboard.cache import MAX_PAGES, LeaderboardCache, PageKey
+from services.gateway.leaderboard.fast_path import page_key
 from shared.db.models import Rating
 from shared.events import EventPublisher, MatchFinished
 from shared.states import MatchKind, MatchStatus
@@ -63,6 +64,34 @@ def test_concurrent_requests_share_one_build_until_the_page_expires() -> None:
         assert set(stale) == {b"board1"} and len(calls) == 3
         await asyncio.sleep(0.1)  # the refresh is done
         assert await cache.page(BATTLE, build) == b"board3" and cache.builds == 3
+
+    asyncio.run(scenario())
+
+
+def test_ready_answers_what_page_would_answer_at_once_and_never_builds() -> None:
+    """The fast path's view of the cache: a fresh page; an expired one only while its refresh is
+    under way and for less than one more period; nothing that needs a build started or waited for."""
+    clock = Clock()
+    cache = LeaderboardCache(2.0, clock=clock)
+    build, calls = counting_build(b"board", delay=0.05)
+
+    async def scenario() -> None:
+        assert cache.ready(BATTLE) is None and not calls  # nothing cached: the endpoint builds
+        assert await cache.page(BATTLE, build) == b"board1"
+        assert cache.ready(BATTLE) == b"board1" and cache.ready(RACE) is None
+        clock.now += 2.1
+        assert cache.ready(BATTLE) is None and len(calls) == 1  # expired, no refresh: not started here
+        refreshing = asyncio.ensure_future(cache.page(BATTLE, build))
+        await asyncio.sleep(0.01)  # the refresh has started (it takes 0.05 s)
+        assert len(calls) == 2 and cache.ready(BATTLE) == b"board1"  # the old page while it refreshes
+        clock.now += 1.95  # 2.05 s past its expiry
+        assert cache.ready(BATTLE) is None  # too old even while refreshing: `page` would wait
+        assert await refreshing == b"board1"
+        await asyncio.sleep(0.1)
+        assert cache.ready(BATTLE) == b"board2"
+        cache.invalidate("battle")
+        assert cache.ready(BATTLE) is None
+        assert cache.ready_served == 3
 
     asyncio.run(scenario())
 
@@ -251,3 +280,110 @@ def test_the_gateway_serves_cached_pages_until_a_rated_match_ends_or_it_handles_
 @pytest.mark.parametrize("path", ["/api/v1/leaderboard/chess", "/api/v1/leaderboard/battle?limit=0"])
 def test_bad_leaderboard_requests_are_still_refused(client: TestClient, path: str) -> None:
     assert client.get(path).status_code in (404, 422)
+
+
+@pytest.mark.parametrize(
+    ("query", "key"),
+    [
+        (b"", PageKey("battle", False, 50, 0)),
+        (b"limit=200&offset=7", PageKey("battle", False, 200, 7)),
+        (b"include_inactive=true&limit=1", PageKey("battle", True, 1, 0)),
+        (b"offset=2147483647&include_inactive=false", PageKey("battle", False, 50, 2**31 - 1)),
+        (b"limit=%32%30", PageKey("battle", False, 20, 0)),
+    ],
+)
+def test_the_fast_path_reads_plain_queries(query: bytes, key: PageKey) -> None:
+    assert page_key("/api/v1/leaderboard/battle", query) == key
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        b"limit=0",
+        b"limit=201",
+        b"limit=-1",
+        b"limit=1.0",
+        b"limit=%EF%BC%91",  # a full-width digit: int() would take it, the endpoint may not
+        b"offset=2147483648",
+        b"limit=10&limit=20",
+        b"include_inactive=yes",
+        b"include_inactive=True",
+        b"include_inactive",
+        b"limit=",
+        b"sort=mu",
+        b"limit=10&",
+        b"limit=99999999999",
+    ],
+)
+def test_the_fast_path_leaves_every_other_query_to_the_endpoint(query: bytes) -> None:
+    assert page_key("/api/v1/leaderboard/battle", query) is None
+
+
+def test_cached_pages_are_answered_before_routing_exactly_as_the_endpoint_answers(
+    make_user: Callable[[str], Account],
+) -> None:
+    """Differential: the first request of a page is the endpoint's (it builds the page), the second
+    the fast path's; status, headers and body agree. What the fast path does not read goes on to
+    the endpoint, which answers it (errors included) as before."""
+    from services.gateway.app import create_app
+    from shared.config import get_settings
+
+    owner = make_user("fast")
+    settings = get_settings().model_copy(
+        update={"leaderboard_cache_s": 300.0, "bootstrap_admin_key": SecretStr(ADMIN_KEY)}
+    )
+    app = create_app(settings)
+    cache: LeaderboardCache = app.state.leaderboard_cache
+    with TestClient(app, raise_server_exceptions=False) as cached:
+        cached.post(
+            "/api/v1/bots/hosted",
+            json={"name": unique("fast"), "game": "battle", "source": DECIDE_SOURCE},
+            headers=owner.headers,
+        ).raise_for_status()
+        for query in ("", "?limit=3", "?limit=3&offset=1&include_inactive=true"):
+            url = f"/api/v1/leaderboard/battle{query}"
+            served, builds = cache.ready_served, cache.builds
+            by_endpoint = cached.get(url)
+            assert cache.ready_served == served and cache.builds == builds + 1
+            fast = cached.get(url)
+            assert cache.ready_served == served + 1 and cache.builds == builds + 1, url
+            assert fast.status_code == by_endpoint.status_code == 200
+            assert fast.content == by_endpoint.content and fast.json()["entries"] is not None
+            for header in ("content-type", "content-length"):
+                assert fast.headers[header] == by_endpoint.headers[header], header
+        served = cache.ready_served
+        same_page = cached.get("/api/v1/leaderboard/battle?include_inactive=1&limit=3&offset=1")
+        assert same_page.status_code == 200 and cache.ready_served == served  # the endpoint's
+        assert (
+            same_page.content
+            == cached.get("/api/v1/leaderboard/battle?limit=3&offset=1&include_inactive=true").content
+        )
+        for url, status in (
+            ("/api/v1/leaderboard/battle?limit=0", 422),
+            ("/api/v1/leaderboard/battle?limit=10&limit=x", 422),
+            ("/api/v1/leaderboard/chess", 404),
+            ("/api/v1/leaderboard/battle/extra", 404),
+        ):
+            served = cache.ready_served
+            answer = cached.get(url)
+            assert answer.status_code == status and cache.ready_served == served, url
+            assert "detail" in answer.json()
+        # A refused write keeps the pages; a write through this process drops them, and the next
+        # read is the endpoint's again.
+        served, builds = cache.ready_served, cache.builds
+        assert cached.post("/api/v1/bots/hosted", json={}, headers=owner.headers).status_code == 422
+        assert cached.get("/api/v1/leaderboard/battle").status_code == 200
+        assert cache.ready_served == served + 1 and cache.builds == builds
+        cached.post(
+            "/api/v1/bots/hosted",
+            json={"name": unique("fast"), "game": "battle", "source": DECIDE_SOURCE},
+            headers=owner.headers,
+        ).raise_for_status()
+        assert cached.get("/api/v1/leaderboard/battle").status_code == 200
+        assert cache.ready_served == served + 1 and cache.builds == builds + 1
+        # Counted under the endpoint's route, fast or not.
+        metrics = cached.get("/metrics").text
+        ok = 'arena_http_requests_total{method="GET",route="/api/v1/leaderboard/{game}",status="200"}'
+        counted = next(line for line in metrics.splitlines() if line.startswith(ok))
+        assert float(counted.split()[-1]) == 10.0  # every 200 of the leaderboard above
+        assert 'route="unmatched",status="200"' not in metrics

@@ -116,7 +116,7 @@ def test_challenge_rules(
 
 
 def test_results_and_replay_download(
-    client: TestClient, alice: Account, bob: Account, http_bot: dict[str, Any], db_session
+    client: TestClient, alice: Account, bob: Account, admin: Account, http_bot: dict[str, Any], db_session
 ) -> None:  # type: ignore[no-untyped-def]
     theirs = register_hosted_bot(client, bob)
     created = client.post(
@@ -154,6 +154,17 @@ def test_results_and_replay_download(
     assert first["error_samples"] is None  # anonymous viewers do not see bots' errors
     as_owner = client.get(f"/api/v1/matches/{match_id}", headers=alice.headers).json()["participants"]
     assert as_owner[0]["error_samples"] == ["turn 3: timeout"] and as_owner[1]["error_samples"] is None
+    # The list reads its rows another way (plain rows into dicts): each of its items is the detail.
+    seen_samples = []
+    for headers in ({}, alice.headers, bob.headers, admin.headers):
+        mine = {"bot_id": http_bot["id"]}
+        item = next(m for m in client.get("/api/v1/matches", params=mine, headers=headers).json()["items"])
+        assert item["id"] == str(match_id)
+        assert item == client.get(f"/api/v1/matches/{match_id}", headers=headers).json()
+        seen_samples.append([p["error_samples"] for p in item["participants"]])
+        assert item["participants"][0]["version"] == 1 and item["replay_frames"] == len(replay["frames"])
+    samples = ["turn 3: timeout"]
+    assert seen_samples == [[None, None], [samples, None], [None, samples], [samples, samples]]
 
     plain = client.get(f"/api/v1/matches/{match_id}/replay")
     assert plain.status_code == 200 and plain.headers["content-type"] == "application/json"

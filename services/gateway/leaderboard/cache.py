@@ -59,6 +59,8 @@ class LeaderboardCache:
         self._generation = 0
         self.builds = 0
         """Pages built so far (for tests and diagnostics)."""
+        self.ready_served = 0
+        """Pages handed out by `ready` so far (for tests and diagnostics)."""
 
     @property
     def size(self) -> int:
@@ -81,6 +83,19 @@ class LeaderboardCache:
             return cached.body
         # Shielded: a client that goes away does not cancel the build the others wait for.
         return await asyncio.shield(task)
+
+    def ready(self, key: PageKey) -> bytes | None:
+        """What `page` would answer at once without starting anything: the page if it has not
+        expired, or the expired one while its refresh is under way (less than one more period
+        old); else None (`page` must start a build, or wait for one). Never builds or waits."""
+        cached = self._pages.get(key)
+        if cached is None:
+            return None
+        now = self._clock()
+        if cached.expires <= now and not (key in self._building and cached.expires + self.ttl_s > now):
+            return None
+        self.ready_served += 1
+        return cached.body
 
     def _start(self, key: PageKey, build: Callable[[], Awaitable[bytes]]) -> asyncio.Task[bytes]:
         task = asyncio.ensure_future(self._build(key, build, self._generation))
