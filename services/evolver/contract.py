@@ -176,6 +176,9 @@ PARENT_HEADING = "## Parent program"
 """Followed by " <id>" and the parent's code in a ```python fence."""
 INSPIRATION_HEADING = "## Inspiration program"
 """Followed by " <id>" and its code in a ```python fence; zero or more."""
+PARENT_CHANGE_HEADING = "## The change that made the parent"
+"""Followed by " <id> from <its parent's id>" and a unified diff in a ```diff fence; present when the
+parent has a parent: what the lineage tried last, which a model can continue or undo."""
 RETRY_HEADING = "## Your previous answer could not be applied"
 """Present when the child is asked again after a diff that did not apply; the built-in child then
 answers with a full rewrite."""

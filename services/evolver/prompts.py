@@ -2,9 +2,9 @@
 
 The root gets the run's goal, its limits and its tools; at each generation a briefing with where
 the run stands. A child gets the game's rules, the bot contract, the root's focus, the parent's
-code with its evaluation feedback, inspirations, and the answer format (SEARCH/REPLACE blocks, or
-a whole program). The game's rules come from its document (docs/games/<game>.md), so the LLM reads
-what people read.
+code with its evaluation feedback, the change that made the parent, inspirations, and the answer
+format (SEARCH/REPLACE blocks, or a whole program). The game's rules come from its document
+(docs/games/<game>.md), so the LLM reads what people read.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 from services.evolver.contract import (
     DIVIDER_MARKER,
     INSPIRATION_HEADING,
+    PARENT_CHANGE_HEADING,
     PARENT_HEADING,
     REPLACE_MARKER,
     RETRY_HEADING,
@@ -28,6 +29,8 @@ from services.evolver.contract import (
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "games"
 GAME_SECTIONS = ("Rules", "Rules as implemented", "Action", "Observation")
 MAX_FEEDBACK_CHARS = 4_000
+MAX_PARENT_CHANGE_CHARS = 4_000
+"""A rewrite's diff can be as long as the program; the direction of a small change is what helps."""
 
 _FALLBACK = {
     "battle": "A top-down team shooter: each player commands units that move, turn, fire and dodge; "
@@ -115,14 +118,23 @@ def child_prompt(
     parent_feedback: dict[str, Any],
     parent_fitness: float | None,
     inspirations: Sequence[tuple[str, str, float | None]],
+    parent_change: tuple[str, str] | None = None,
 ) -> str:
-    """The child's user message: the root's focus, the parent and its feedback, inspirations.
+    """The child's user message: the root's focus, the parent and its feedback, the change that made
+    the parent (its parent's id and the unified diff, when it has a parent), inspirations.
     `label` ("generation 3, child 2") tells apart requests that are otherwise alike."""
     parts = [
         f"# Your task ({label})\n\n{focus.strip()}",
         f"{PARENT_HEADING} {parent_name} (fitness {_fitness(parent_fitness)})\n\n{_fenced(parent_code)}",
         f"## Evaluation feedback of {parent_name}\n\n{_feedback_text(parent_feedback)}",
     ]
+    if parent_change is not None and parent_change[1].strip():
+        grandparent_name, diff = parent_change
+        if len(diff) > MAX_PARENT_CHANGE_CHARS:
+            diff = diff[:MAX_PARENT_CHANGE_CHARS] + "\n…(cut)\n"
+        parts.append(
+            f"{PARENT_CHANGE_HEADING} {parent_name} from {grandparent_name}\n\n```diff\n{diff.rstrip()}\n```"
+        )
     for name, code, fitness in inspirations:
         parts.append(f"{INSPIRATION_HEADING} {name} (fitness {_fitness(fitness)})\n\n{_fenced(code)}")
     parts.append(

@@ -144,6 +144,13 @@ class Toolbox:
         assert row is not None
         return row
 
+    def _parent_change(self, parent: EvolutionProgram) -> tuple[str, str] | None:
+        """The parent's own parent's name and the diff that made the parent, for the child prompt."""
+        if parent.parent_id is None or not parent.diff:
+            return None
+        grandparent = store.program(parent.parent_id)
+        return (f"p{grandparent.seq}", parent.diff) if grandparent is not None else None
+
     def _rng(self, key: str) -> random.Random:
         return random.Random(f"{self.config.random_seed}:{key}")
 
@@ -326,6 +333,7 @@ class Toolbox:
                     dict(parent.feedback or {}),
                     parent.fitness,
                     [(f"p{i.seq}", i.code, i.fitness) for i in inspirations],
+                    self._parent_change(parent),
                 ),
             },
         ]

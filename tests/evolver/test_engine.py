@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from services.evolver.contract import RETRY_HEADING, SEARCH_MARKER
+from services.evolver.contract import PARENT_CHANGE_HEADING, RETRY_HEADING, SEARCH_MARKER
 from shared.states import EvolutionEventKind, JobStatus, LlmCallStatus, ProgramOrigin, ProgramStatus
 from tests.evolver.engine_support import (
     PRICED_MODEL,
@@ -105,6 +105,22 @@ def test_the_llm_path_through_the_openai_client_spawns_advances_modifies_and_ter
     assert all(c.prompt_tokens > 0 and c.status == LlmCallStatus.OK for c in recorded)
     first_child = next(r for r in stub.requests if not is_root(r))
     assert "## Parent program p0" in first_child["messages"][-1]["content"]
+    assert PARENT_CHANGE_HEADING not in first_child["messages"][-1]["content"], "the seed has no parent"
+    # A child of a child is shown the change that made its parent (the stored diff), named.
+    rows = {f"p{p.seq}": p for p in programs(run_id)}
+    by_id = {p.id: name for name, p in rows.items()}
+    shown = 0
+    for request in stub.requests:
+        if is_root(request):
+            continue
+        prompt = request["messages"][1]["content"]
+        parent = rows[prompt.split("## Parent program ", 1)[1].split()[0]]
+        if parent.parent_id is None:
+            continue
+        heading = f"{PARENT_CHANGE_HEADING} p{parent.seq} from {by_id[parent.parent_id]}"
+        assert heading in prompt and parent.diff and parent.diff.rstrip() in prompt
+        shown += 1
+    assert shown, "some child was asked to change a child"
     assert events(run_id, EvolutionEventKind.TERMINATED)
 
 

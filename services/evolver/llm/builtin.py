@@ -110,8 +110,9 @@ def builtin_child_answer(messages: list[dict[str, Any]]) -> str:
 
     The parent and inspirations come from the last user message that has a parent section (a
     retry's message usually carries only the error); the mutation's randomness is seeded from all
-    the user messages without their evaluation feedback (which holds timings), so the same request
-    always gets the same answer, however fast the parent's matches ran.
+    the user messages without their evaluation feedback (which holds timings) and the change that
+    made the parent (which it does not read), so the same request always gets the same answer,
+    however fast the parent's matches ran.
     """
     from services.evolver.diffs import render_blocks
     from services.evolver.mutation import MutationError, mutate_several
@@ -130,7 +131,7 @@ def builtin_child_answer(messages: list[dict[str, Any]]) -> str:
             "I found no parent program in the prompt (expected a section starting with "
             f"{contract.PARENT_HEADING!r} followed by a ```python fence), so I cannot propose a change."
         )
-    whole = "\n\n".join(_without_feedback(prompt) for prompt in prompts)
+    whole = "\n\n".join(_what_it_reads(prompt) for prompt in prompts)
     seed = int.from_bytes(hashlib.sha256(whole.encode("utf-8")).digest()[:8], "big")
     try:
         mutation = mutate_several(parents[0], random.Random(seed), inspirations)
@@ -141,11 +142,15 @@ def builtin_child_answer(messages: list[dict[str, Any]]) -> str:
     return f"{mutation.description}\n\n{render_blocks(mutation.blocks)}"
 
 
-FEEDBACK_SECTION = re.compile(r"(?ms)^## Evaluation feedback.*?(?=^## |\Z)")
+UNREAD_SECTIONS = re.compile(
+    rf"(?ms)^(?:## Evaluation feedback|{re.escape(contract.PARENT_CHANGE_HEADING)}).*?(?=^## |\Z)"
+)
+"""What the built-in child does not read: the feedback (it holds timings) and the change that made
+the parent. Left out of its seed, so that neither changes which child it makes."""
 
 
-def _without_feedback(prompt: str) -> str:
-    return FEEDBACK_SECTION.sub("", prompt)
+def _what_it_reads(prompt: str) -> str:
+    return UNREAD_SECTIONS.sub("", prompt)
 
 
 # ---------------------------------------------------------------- the root

@@ -219,6 +219,22 @@ def test_the_child_uses_inspirations_and_survives_odd_fences() -> None:
     compile(changed, "child.py", "exec")
 
 
+def test_the_parents_change_in_the_prompt_does_not_change_the_child() -> None:
+    """The built-in child does not read the section: its answer is the one it gives without it."""
+    change = (
+        f"{contract.PARENT_CHANGE_HEADING} p3 from p1\n\n```diff\n--- p1\n+++ child\n@@ -1 +1 @@\n"
+        "-MIN_RANGE = 4.0\n+MIN_RANGE = 5.0\n```"
+    )
+    for focus in range(5):
+        plain = child_prompt().replace("Tune the numeric constants.", f"Tune constant {focus}.")
+        feedback = "## Evaluation feedback of p3\n\n{}"
+        shown = plain.replace(feedback, f"{feedback}\n\n{change}")
+        assert shown != plain
+        assert builtin_child_answer([{"role": "user", "content": shown}]) == builtin_child_answer(
+            [{"role": "user", "content": plain}]
+        )
+
+
 def test_a_retry_gets_a_full_rewrite() -> None:
     messages = [
         {"role": "user", "content": child_prompt()},
