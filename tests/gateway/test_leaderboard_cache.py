@@ -349,8 +349,7 @@ def test_cached_pages_are_answered_before_routing_exactly_as_the_endpoint_answer
             assert cache.ready_served == served + 1 and cache.builds == builds + 1, url
             assert fast.status_code == by_endpoint.status_code == 200
             assert fast.content == by_endpoint.content and fast.json()["entries"] is not None
-            for header in ("content-type", "content-length"):
-                assert fast.headers[header] == by_endpoint.headers[header], header
+            assert dict(fast.headers) == dict(by_endpoint.headers)
         served = cache.ready_served
         same_page = cached.get("/api/v1/leaderboard/battle?include_inactive=1&limit=3&offset=1")
         assert same_page.status_code == 200 and cache.ready_served == served  # the endpoint's
