@@ -11,10 +11,8 @@ goes on to the endpoint: a page to build or wait for, an unknown game, any other
 parameter, errors. It sits inside the metrics and access log middlewares, so its requests are
 counted (under the endpoint's route) and logged like the others.
 
-Measured (docs/deploy.md, "Load"): 200 clients at saturation get 1.3 to 1.4 times the bare
-endpoint's requests a second, where the endpoint alone gave 0.6; serving the expired page here too
-while it refreshes took the p99 from 71 to 38 ms (the requests of a refresh no longer all take the
-slow way at once).
+Serving the expired page here too while it refreshes keeps the tail short: otherwise every request
+during a refresh would take the slow way at once (docs/deploy.md, "Load").
 """
 
 from __future__ import annotations
