@@ -4,6 +4,7 @@ generation spends outside matches.
 
     .venv/bin/python -m scripts.bench_evolver improve [--generations 20] [--children 12] [--fresh 201]
         [--quick 3] [--tournament 6] [--no-rematch] [--match-seeds run|generation] [--islands 1]
+        [--constants-table 150]
     .venv/bin/python -m scripts.bench_evolver neighbourhood [--fresh 120]
     .venv/bin/python -m scripts.bench_evolver climb [--step-matches 90] [--rounds 2] [--fresh 300]
     .venv/bin/python -m scripts.bench_evolver variant --set NAME=VALUE [--set ...] [--fresh 300]
@@ -170,6 +171,8 @@ def improve(args: argparse.Namespace) -> dict[str, Any]:
             str(args.exploration),
             "--selection",
             args.selection,
+            "--constants-table",
+            str(args.constants_table),
             "--max-minutes",
             "600",
             "--name",
@@ -227,6 +230,7 @@ def improve(args: argparse.Namespace) -> dict[str, Any]:
         "best_program": best_name,
         "best_fitness_in_run": best_fit,
         "match_seeds": args.match_seeds,
+        "constants_table": args.constants_table,
         "fresh_seed": seed,
         "fresh_best": final,
         "gain": round(final["win_rate"] - seed["win_rate"], 3),
@@ -605,6 +609,13 @@ def main(argv: list[str] | None = None) -> int:
         choices=("nash", "fitness"),
         default="fitness",
         help="improve: what parents are ranked by (the target is the plain win rate over the built-ins)",
+    )
+    parser.add_argument(
+        "--constants-table",
+        type=int,
+        default=150,
+        help="improve: programs listed in a child's prompt, which the built-in child screens its "
+        "steps with (0: no table, no screening)",
     )
     parser.add_argument("--candidates", type=int, default=6)
     parser.add_argument(

@@ -2,10 +2,13 @@
 
     .venv/bin/python -m scripts.bench_evolver_race [--seeds 0 1 2 3] [--generations 20]
         [--children 12] [--keep 4] [--matches 9] [--final-matches 36] [--final-programs 4]
-        [--fresh 201] [--jobs 2]
+        [--fresh 201] [--screen 4] [--table 150] [--jobs 2]
 
 It runs what `scripts.bench_evolver improve` runs, minus the machinery: the same built-in mutation
-operator (`mutate_several`, two inspirations drawn from the best programs), the same weak battle
+operator (`mutate_several`, two inspirations drawn from the best programs; `--screen` distinct
+steps per child, of which the surrogate fitted on the `--table` most recent evaluated programs
+keeps one, as the built-in child does with its prompt's table; `--screen 1`: no screening, the
+operator before the table), the same weak battle
 seed, the same built-in opponents and fitness (the evaluation's default battle weights), the same racing
 (each generation plays `--matches` new matches, a third against each built-in with seats
 alternating; the kept parents replay them), parents drawn by a 3-tournament on fitness among the
@@ -38,6 +41,7 @@ from multiprocessing import Pool
 from multiprocessing.pool import Pool as PoolType
 from typing import Any
 
+from services.evolver.mutation import Mutation
 from services.trainer.evaluate import wilson_interval
 from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS
 
@@ -166,6 +170,8 @@ class Race:
         self.programs: list[Program] = [Program("p0", 0, seed_program("battle"), None, "seed")]
         self.seen = {_normalised(self.programs[0].source)}
         self.by_name = {p.name: p for p in self.programs}
+        self.constants: dict[str, dict[str, float]] = {}
+        """Each program's named constants, parsed once."""
 
     def score(self, program: Program) -> float:
         """The ranking figure: the fitness, or with `--prior` the fitness shrunk toward the
@@ -205,17 +211,35 @@ class Race:
                 break
             if self.rng.random() < 0.75 or len(others) <= INSPIRATIONS:
                 inspirations.append(other.source)
-        for _ in range(5):  # identical code is never evaluated twice
+        drawn: list[tuple[str, Mutation]] = []
+        for _ in range(5 * max(1, self.args.screen)):  # identical code is never evaluated twice
             try:
                 mutation = mutate_several(parent.source, self.rng, inspirations)
             except MutationError:
-                return None
+                break
             key = _normalised(mutation.source)
-            if key not in self.seen:
-                self.seen.add(key)
-                name = f"p{len(self.programs)}"
-                return Program(name, generation, mutation.source, parent.name, mutation.description)
-        return None
+            if key not in self.seen and key not in (k for k, _ in drawn):
+                drawn.append((key, mutation))
+                if len(drawn) >= max(1, self.args.screen):
+                    break
+        if not drawn:
+            return None
+        key, mutation = self.screened(parent, drawn)
+        self.seen.add(key)
+        name = f"p{len(self.programs)}"
+        return Program(name, generation, mutation.source, parent.name, mutation.description)
+
+    def screened(self, parent: Program, drawn: list[tuple[str, Mutation]]) -> tuple[str, Mutation]:
+        """With `--screen K`: of the K drawn steps, the one the surrogate fitted on the `--table`
+        most recently evaluated programs predicts best (the first when it cannot fit)."""
+        from services.evolver.surrogate import Scored, best_predicted, named_constants
+
+        recent = [p for p in self.programs if p.evaluated][-self.args.table :]
+        for program in recent:
+            if program.name not in self.constants:
+                self.constants[program.name] = named_constants(program.source)
+        rows = [Scored(self.constants[p.name], p.fitness, len(p.outcomes)) for p in recent]
+        return drawn[best_predicted(parent.source, [m.source for _, m in drawn], rows)]
 
     def run(self) -> dict[str, Any]:
         args = self.args
@@ -326,6 +350,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sigma", type=float, help="the operator's NAMED_STEP_SIGMA for this run (default: the operator's)"
     )
+    parser.add_argument(
+        "--screen",
+        type=int,
+        default=1,
+        help="steps drawn per child; the surrogate keeps one (1: none)",
+    )
+    parser.add_argument("--table", type=int, default=150, help="recent programs the surrogate is fitted on")
     parser.add_argument("--exploration", type=float, default=0.1)
     parser.add_argument("--fresh", type=int, default=201)
     parser.add_argument("--jobs", type=int, default=2)
@@ -349,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
         "keep": args.keep,
         "prior": args.prior,
         "sigma": args.sigma,
+        "screen": args.screen,
+        "table": args.table,
         "matches_per_generation": args.matches,
         "fresh_matches": args.fresh,
         "seed_program": baseline,

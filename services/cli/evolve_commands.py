@@ -75,6 +75,8 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         search["exploration_ratio"] = args.exploration
     if args.selection is not None:
         search["parent_selection"] = args.selection
+    if args.constants_table is not None:
+        search["constants_table"] = args.constants_table
     seeds = [_read(path) for path in args.seed or []]
     config: dict[str, Any] = {
         "llm": llm,

@@ -407,6 +407,13 @@ def _add_evolve(add: AddParser) -> None:
         help="what parents are ranked by: nash (default; a win counts by the opponent's strength) "
         "or fitness (every opponent the same, e.g. against the built-ins alone)",
     )
+    evolve.add_argument(
+        "--constants-table",
+        type=int,
+        metavar="N",
+        help="recent evaluated programs whose fitness and named constants a child's prompt lists "
+        "(default: 150; 0: none, shorter prompts, and the built-in child does not screen its steps)",
+    )
     evolve.add_argument("--random-seed", type=int, help="seeds sampling and match seeds (default: 0)")
     evolve.add_argument("--chunk-seconds", type=float, help="work between commits (default: 120)")
     evolve.add_argument("--name", help="the run's name (default: GAME-<timestamp>)")

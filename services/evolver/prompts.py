@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from services.evolver.contract import (
+    CONSTANTS_TABLE_HEADING,
     DIVIDER_MARKER,
     INSPIRATION_HEADING,
     PARENT_CHANGE_HEADING,
@@ -119,9 +120,11 @@ def child_prompt(
     parent_fitness: float | None,
     inspirations: Sequence[tuple[str, str, float | None]],
     parent_change: tuple[str, str] | None = None,
+    constants_table: str | None = None,
 ) -> str:
     """The child's user message: the root's focus, the parent and its feedback, the change that made
-    the parent (its parent's id and the unified diff, when it has a parent), inspirations.
+    the parent (its parent's id and the unified diff, when it has a parent), inspirations, the table
+    of the named constants of recent evaluated programs.
     `label` ("generation 3, child 2") tells apart requests that are otherwise alike."""
     parts = [
         f"# Your task ({label})\n\n{focus.strip()}",
@@ -137,6 +140,12 @@ def child_prompt(
         )
     for name, code, fitness in inspirations:
         parts.append(f"{INSPIRATION_HEADING} {name} (fitness {_fitness(fitness)})\n\n{_fenced(code)}")
+    if constants_table:
+        parts.append(
+            f"{CONSTANTS_TABLE_HEADING}\n\nThe run's most recent evaluated programs, oldest first: fitness, "
+            f"matches played and the values of {parent_name}'s named constants (- where a program has "
+            f"none). Many noisy figures together show which way a constant should move.\n\n{constants_table}"
+        )
     parts.append(
         f"Answer with SEARCH/REPLACE blocks against {parent_name}, or the whole new program in one "
         "```python block."

@@ -361,6 +361,47 @@ def program_by_seq(run_id: uuid.UUID, seq: int) -> EvolutionProgram | None:
         return row
 
 
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """An evaluated program's fitness and how many matches it rests on."""
+
+    id: uuid.UUID
+    seq: int
+    fitness: float
+    matches: int
+
+
+def recent_evaluated(run_id: uuid.UUID, limit: int) -> list[Measured]:
+    """The `limit` most recently made evaluated programs, oldest first."""
+    with session_scope() as session:
+        rows = session.execute(
+            select(
+                EvolutionProgram.id,
+                EvolutionProgram.seq,
+                EvolutionProgram.fitness,
+                EvolutionProgram.metrics["matches"].as_integer().label("matches"),
+            )
+            .where(
+                EvolutionProgram.run_id == run_id,
+                EvolutionProgram.status == ProgramStatus.EVALUATED,
+                EvolutionProgram.fitness.is_not(None),
+            )
+            .order_by(EvolutionProgram.seq.desc())
+            .limit(limit)
+        ).all()
+    return [Measured(r.id, r.seq, float(r.fitness), int(r.matches or 0)) for r in reversed(rows)]
+
+
+def codes(program_ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:
+    if not program_ids:
+        return {}
+    with session_scope() as session:
+        rows = session.execute(
+            select(EvolutionProgram.id, EvolutionProgram.code).where(EvolutionProgram.id.in_(program_ids))
+        ).all()
+    return {r.id: r.code for r in rows}
+
+
 def program(program_id: uuid.UUID) -> EvolutionProgram | None:
     with session_scope() as session:
         row = session.get(EvolutionProgram, program_id)

@@ -22,6 +22,7 @@ from services.evolver.contract import MUTABLE_PARAMETERS, ToolName
 from services.evolver.database import Islands, ProgramView
 from services.evolver.diffs import DiffError, apply_blocks, has_blocks, parse_blocks
 from services.evolver.llm import FailureKind, LlmOutcome, LlmRequest, OutcomeStatus
+from services.evolver.surrogate import TableRow, named_constants, render_table
 from shared.db.models import EvolutionProgram
 from shared.sandbox.gate import check_source
 from shared.states import EvolutionEventKind, HostedContract, LlmRole, ProgramOrigin, ProgramStatus
@@ -127,6 +128,7 @@ class Toolbox:
         self.python_runner = python_runner
         self.lease_lost = lease_lost
         self.config = ctx.config
+        self._constants: dict[uuid.UUID, dict[str, float]] = {}
 
     # ------------------------------------------------------------ helpers
     def parameters(self) -> dict[str, Any]:
@@ -150,6 +152,25 @@ class Toolbox:
             return None
         grandparent = store.program(parent.parent_id)
         return (f"p{grandparent.seq}", parent.diff) if grandparent is not None else None
+
+    def _constants_table(self, parent: EvolutionProgram) -> str | None:
+        """The recent evaluated programs' fitness and values of the parent's named constants, for
+        the child prompt (search.constants_table rows; None when that is 0 or the parent has no
+        named constant). Each program's constants are parsed once per worker."""
+        limit = self.config.search.constants_table
+        names = list(named_constants(parent.code))
+        if limit <= 0 or not names:
+            return None
+        measured = store.recent_evaluated(self.ctx.id, limit)
+        missing = [m.id for m in measured if m.id not in self._constants]
+        for program_id, code in store.codes(missing).items():
+            self._constants[program_id] = named_constants(code)
+        rows = [
+            TableRow(f"p{m.seq}", m.fitness, m.matches, self._constants.get(m.id, {}))
+            for m in measured
+            if m.matches > 0
+        ]
+        return render_table(names, rows) if rows else None
 
     def _rng(self, key: str) -> random.Random:
         return random.Random(f"{self.config.random_seed}:{key}")
@@ -334,6 +355,7 @@ class Toolbox:
                     parent.fitness,
                     [(f"p{i.seq}", i.code, i.fitness) for i in inspirations],
                     self._parent_change(parent),
+                    self._constants_table(parent),
                 ),
             },
         ]

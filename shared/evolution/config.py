@@ -155,6 +155,15 @@ class SearchConfig(_Config):
     parent_selection: ParentSelection = Field(
         default=ParentSelection.NASH, description="what exploitation ranks parents by: nash or fitness"
     )
+    constants_table: int = Field(
+        default=150,
+        ge=0,
+        le=400,
+        description=(
+            "recent evaluated programs whose fitness and named constants a child's prompt lists "
+            "(0: none); the built-in child screens its steps with a surrogate fitted on them"
+        ),
+    )
 
 
 class EvolutionConfig(_Config):

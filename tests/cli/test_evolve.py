@@ -21,14 +21,15 @@ SMALL = [
 def test_an_offline_run_writes_its_run_directory(tmp_path: Path, database_url: str) -> None:
     out = tmp_path / "run"
     done = run_cli(
-        "evolve", "battle", "--generations", "2", *SMALL, "--selection", "fitness", "--out", str(out),
-        cwd=tmp_path, timeout=300,
+        "evolve", "battle", "--generations", "2", *SMALL, "--selection", "fitness",
+        "--constants-table", "40", "--out", str(out), cwd=tmp_path, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr + done.stdout
     assert "generation" in done.stdout and "best program p" in done.stdout
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "finished" and summary["game"] == "battle"
-    assert json.loads((out / "config.json").read_text())["search"]["parent_selection"] == "fitness"
+    search = json.loads((out / "config.json").read_text())["search"]
+    assert search["parent_selection"] == "fitness" and search["constants_table"] == 40
     assert (out / "evolution_log.jsonl").read_text().strip()
     assert (out / "root_llm_log.jsonl").read_text().strip()
     codes = sorted(out.glob("generations/gen_*/programs/p*/code.py"))
@@ -62,6 +63,7 @@ def test_ctrl_c_stops_after_the_step_and_resume_goes_on(tmp_path: Path, database
         (["evolve", "battle", "--llm-base-url", "http://127.0.0.1:9/v1"], "needs --llm-model"),
         (["evolve", "chess"], "cannot evolve 'chess'"),
         (["evolve", "battle", "--generations", "0"], "max_generations"),
+        (["evolve", "battle", "--constants-table", "-1"], "constants_table"),
         (["evolve", "battle", "--match-config", "{nope"], "--match-config is not JSON"),
         (["evolve", "battle", "--seed", "/nonexistent/bot.py"], "cannot read"),
     ],

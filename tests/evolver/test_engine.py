@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from services.evolver.contract import PARENT_CHANGE_HEADING, RETRY_HEADING, SEARCH_MARKER
+from services.evolver.contract import (
+    CONSTANTS_TABLE_HEADING,
+    PARENT_CHANGE_HEADING,
+    RETRY_HEADING,
+    SEARCH_MARKER,
+)
+from services.evolver.surrogate import named_constants, parse_table
 from shared.states import EvolutionEventKind, JobStatus, LlmCallStatus, ProgramOrigin, ProgramStatus
 from tests.evolver.engine_support import (
     PRICED_MODEL,
@@ -121,6 +127,27 @@ def test_the_llm_path_through_the_openai_client_spawns_advances_modifies_and_ter
         assert heading in prompt and parent.diff and parent.diff.rstrip() in prompt
         shown += 1
     assert shown, "some child was asked to change a child"
+    # The prompt lists recent evaluated programs with the values of the parent's named constants.
+    tables = 0
+    for request in stub.requests:
+        if is_root(request) or CONSTANTS_TABLE_HEADING not in request["messages"][1]["content"]:
+            continue
+        prompt = request["messages"][1]["content"]
+        table = prompt.split(CONSTANTS_TABLE_HEADING, 1)[1]
+        parent = rows[prompt.split("## Parent program ", 1)[1].split()[0]]
+        names = table.split("constants: ", 1)[1].splitlines()[0].split()
+        assert names == list(named_constants(parent.code))
+        listed = [line.split()[0] for line in table.splitlines() if line.startswith("p")]
+        scored = parse_table(table)
+        assert listed and len(scored) == len(listed)
+        for name, row in zip(listed, scored, strict=True):
+            program = rows[name]
+            assert program.status == ProgramStatus.EVALUATED and row.matches > 0
+            assert dict(row.constants) == {
+                key: value for key, value in named_constants(program.code).items() if key in names
+            }
+        tables += 1
+    assert tables, "children were shown the table of evaluated programs"
     assert events(run_id, EvolutionEventKind.TERMINATED)
 
 

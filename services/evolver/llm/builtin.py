@@ -28,6 +28,8 @@ from services.evolver.llm.client import (
     Reply,
 )
 from services.evolver.llm.prices import BUILTIN_CHILD_MODEL, BUILTIN_ROOT_MODEL, FREE, Price
+from services.evolver.mutation import Mutation, MutationError, mutate_several
+from services.evolver.surrogate import SCREENED_STEPS, Scored, best_predicted, parse_table
 
 ROOT_FOCUSES: tuple[str, ...] = (
     "Tune the numeric constants (distances, thresholds, weights, angles) towards better values.",
@@ -115,16 +117,17 @@ def builtin_child_answer(messages: list[dict[str, Any]]) -> str:
     however fast the parent's matches ran.
     """
     from services.evolver.diffs import render_blocks
-    from services.evolver.mutation import MutationError, mutate_several
 
     prompts = [_text(message.get("content")) for message in messages if message.get("role") == "user"]
     last = prompts[-1] if prompts else ""
     parents: list[str] = []
     inspirations: list[str] = []
+    rows: list[Scored] = []
     for prompt in reversed(prompts):
         parents = _sections(prompt, contract.PARENT_HEADING)
         if parents:
             inspirations = _sections(prompt, contract.INSPIRATION_HEADING)
+            rows = parse_table(_section_text(prompt, contract.CONSTANTS_TABLE_HEADING))
             break
     if not parents:
         return (
@@ -134,12 +137,42 @@ def builtin_child_answer(messages: list[dict[str, Any]]) -> str:
     whole = "\n\n".join(_what_it_reads(prompt) for prompt in prompts)
     seed = int.from_bytes(hashlib.sha256(whole.encode("utf-8")).digest()[:8], "big")
     try:
-        mutation = mutate_several(parents[0], random.Random(seed), inspirations)
+        mutation = _screened_mutation(parents[0], inspirations, random.Random(seed), rows)
     except MutationError as exc:
         return f"I could not find a change to make to the parent program: {exc}."
     if contract.RETRY_HEADING in last or not mutation.blocks:
         return f"{mutation.description}\n\nThe whole program:\n\n```python\n{mutation.source.rstrip()}\n```\n"
     return f"{mutation.description}\n\n{render_blocks(mutation.blocks)}"
+
+
+def _screened_mutation(
+    parent: str, inspirations: list[str], rng: random.Random, rows: list[Scored]
+) -> Mutation:
+    """One step of the operator; with a table of evaluated programs, the best predicted of
+    SCREENED_STEPS distinct steps (surrogate.py)."""
+    first = mutate_several(parent, rng, inspirations)
+    if not rows:
+        return first
+    drawn = [first]
+    for _ in range(5 * SCREENED_STEPS):
+        if len(drawn) >= SCREENED_STEPS:
+            break
+        try:
+            step = mutate_several(parent, rng, inspirations)
+        except MutationError:
+            break
+        if all(step.source != other.source for other in drawn):
+            drawn.append(step)
+    return drawn[best_predicted(parent, [step.source for step in drawn], rows)]
+
+
+def _section_text(prompt: str, heading: str) -> str:
+    """The text of the section under `heading`, up to the next `## ` heading ("" when absent)."""
+    start = prompt.find(heading)
+    if start < 0:
+        return ""
+    end = prompt.find("\n## ", start + len(heading))
+    return prompt[start + len(heading) : end if end >= 0 else len(prompt)]
 
 
 UNREAD_SECTIONS = re.compile(
