@@ -62,6 +62,7 @@ class CascadeEvaluator:
             jobs=config.jobs,
             tournament_deadline_s=config.tournament_timeout_s,
             fitness_weights=weights,
+            grid_bins=self.ctx.config.search.grid_bins,
         )
 
     def builtin_plan(self) -> TournamentPlan:

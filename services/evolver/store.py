@@ -249,10 +249,17 @@ def open_generation(run_id: uuid.UUID, number: int) -> None:
 
 
 def close_generation(
-    run_id: uuid.UUID, number: int, selected: list[str], reasoning: str | None, stats: dict[str, Any]
+    run_id: uuid.UUID,
+    number: int,
+    selected: list[str],
+    reasoning: str | None,
+    stats: dict[str, Any],
+    *,
+    last: bool = False,
 ) -> bool:
-    """Close generation `number` and make `number + 1` the run's current one; False when it was
-    closed already (the step ran before a crash), in which case nothing changes."""
+    """Close generation `number` and make `number + 1` the run's current one (with `last`, the run
+    is ending: no generation follows); False when it was closed already (the step ran before a
+    crash), in which case nothing changes."""
     with session_scope() as session:
         row = session.get(EvolutionGeneration, (run_id, number), with_for_update=True)
         if row is None or row.closed_at is not None:
@@ -262,12 +269,15 @@ def close_generation(
         row.selected_ids = selected
         row.reasoning = reasoning
         row.stats = stats
-        session.execute(
-            insert(EvolutionGeneration)
-            .values(run_id=run_id, number=number + 1, selected_ids=[], stats={})
-            .on_conflict_do_nothing()
-        )
-        session.execute(update(EvolutionRun).where(EvolutionRun.id == run_id).values(generation=number + 1))
+        if not last:
+            session.execute(
+                insert(EvolutionGeneration)
+                .values(run_id=run_id, number=number + 1, selected_ids=[], stats={})
+                .on_conflict_do_nothing()
+            )
+            session.execute(
+                update(EvolutionRun).where(EvolutionRun.id == run_id).values(generation=number + 1)
+            )
         session.commit()
         return True
 

@@ -617,16 +617,14 @@ class Toolbox:
     def close_generation(self, selected: list[str], reasoning: str, key: str) -> dict[str, Any]:
         g = self.state.generation
         progs = store.program_views(self.ctx.id)
-        search = self.config.search
-        stats = database.generation_stats(progs, g, search.islands)
-        stats["grid"] = database.occupancy(progs, search.grid_bins, search.islands)
+        stats = self._closing_stats(progs, g)
         if store.close_generation(self.ctx.id, g, selected, reasoning or None, stats):
             metrics.record_generation(self.ctx.game, store.generation_row(self.ctx.id, g))
         moves: list[tuple[int, int, str]] = []
         interval = int(self.parameters()["migration_interval"])
         if (g + 1) % interval == 0:
             counters = store.counters(self.ctx.id)
-            islands = Islands.from_json(search.islands, counters.islands)
+            islands = Islands.from_json(self.config.search.islands, counters.islands)
             moves = islands.migrate(progs)
             store.update_run(self.ctx.id, islands=islands.to_json())
             if moves:
@@ -649,6 +647,13 @@ class Toolbox:
         self.state.generation_turns = 0
         self.state.spawned = 0
         return {"generation": g + 1, "closed": stats, "migrations": len(moves)}
+
+    def _closing_stats(self, progs: list[database.ProgramView], generation: int) -> dict[str, Any]:
+        """A generation's figures as it closes (a later rematch changes its programs', not these)."""
+        search = self.config.search
+        stats = database.generation_stats(progs, generation, search.islands)
+        stats["grid"] = database.occupancy(progs, search.grid_bins, search.islands)
+        return stats
 
     # ------------------------------------------------------------ modify_parameters
     def modify_parameters(self, args: dict[str, Any], key: str) -> dict[str, Any]:
@@ -692,6 +697,12 @@ class Toolbox:
 
     def finish(self, reason: str, key: str, named_best: str | None = None) -> None:
         self.evaluate_pending()
+        # The last generation closes too, with its figures as they stand before the final rounds
+        # (like every other generation's); nothing is selected, since no generation follows.
+        g = self.state.generation
+        stats = self._closing_stats(store.program_views(self.ctx.id), g)
+        if store.close_generation(self.ctx.id, g, [], f"the run ended: {reason}", stats, last=True):
+            metrics.record_generation(self.ctx.game, store.generation_row(self.ctx.id, g))
         self.final_round()
         counters = store.counters(self.ctx.id)
         best = store.program(counters.best_program_id) if counters.best_program_id else None

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from services.evolver import store
 from services.evolver.contract import (
     CONSTANTS_TABLE_HEADING,
     PARENT_CHANGE_HEADING,
@@ -54,7 +55,9 @@ def test_the_built_in_operator_runs_a_whole_evolution_without_any_llm() -> None:
     run_id, job_id = make_run(
         config(
             limits={"max_generations": 3, "max_children_per_generation": 3},
-            search={"islands": 2},
+            # Eight bins a side: the seed's close relatives, on four short matches, differ in
+            # accuracy and aggression by a few hundredths to a tenth, within one cell of five.
+            search={"islands": 2, "grid_bins": 8},
             evaluation={"quick_matches": 4, "match_config": {"time_limit_s": 12.0}},
             random_seed=2,
         )
@@ -79,6 +82,16 @@ def test_the_built_in_operator_runs_a_whole_evolution_without_any_llm() -> None:
     assert run.termination_reason and "generation" in run.termination_reason
     assert {"spawn_child", "evaluate_program", "advance_generation", "terminate"} <= set(tools_called(run_id))
     assert run.spent_usd == 0.0 and all(c.cost_usd == 0.0 for c in calls(run_id))
+    # Every generation of the finished run is closed with its figures, the last one too (it
+    # selects nothing: no generation follows), and none is opened after it.
+    generations = [store.generation_row(run_id, n) for n in range(run.generation + 2)]
+    assert generations[-1] is None and run.generation == 2
+    for row in generations[:-1]:
+        assert row is not None and row.closed_at is not None, row
+        assert row.stats["generation"] == row.number and row.stats["evaluated"] > 0
+    last = generations[-2]
+    assert last is not None and last.selected_ids == [] and last.stats["leader"] is not None
+    assert last.reasoning == f"the run ended: {run.termination_reason}"
 
 
 def test_the_llm_path_through_the_openai_client_spawns_advances_modifies_and_terminates(

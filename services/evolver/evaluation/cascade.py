@@ -298,7 +298,7 @@ def _judge(
     quick = [m for m, r in zip(collected, records, strict=True) if r["stage"] == "quick"]
     value = fit.fitness(game, scored, settings.weights(game)) if scored else 0.0
     descriptors = fit.descriptors(game, scored)
-    cell: tuple[int, int] | None = fit.cell(descriptors)
+    cell: tuple[int, int] | None = fit.cell(descriptors, settings.grid_bins)
     if stage in (EvalStage.GATE, EvalStage.SMOKE):  # no play to judge: no fitness, no niche
         value, descriptors, cell, scored = 0.0, {}, None, []
     return Evaluation(

@@ -47,6 +47,9 @@ class EvaluationSettings(BaseModel):
     """How long the tournament waits for queued matches; unfinished ones count as errors."""
     match_deadline_s: float = Field(300.0, gt=0)
     """Wall-clock cap of one local match: it then ends with the current standings."""
+    grid_bins: int = Field(5, ge=2, le=20)
+    """Bins per side of the MAP-Elites grid the program's descriptors are placed in (the run's
+    search.grid_bins)."""
 
     def runner_settings(self, base: Settings) -> Settings:
         """The platform's settings with this evaluation's turn limits (for local matches)."""

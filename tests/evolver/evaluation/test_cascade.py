@@ -256,3 +256,21 @@ def test_a_weak_program_is_screened_out_before_the_tournament(battle_local: Loca
     assert [r["stage"] for r in evaluation.records] == ["smoke", "quick", "quick", "quick"]
     assert evaluation.metrics["matches"] == 3 and evaluation.cell is not None
     assert evaluation.metrics["kill_rate"] == 0.0
+
+
+def test_the_cell_is_cut_with_the_run_s_grid_bins(battle_local: LocalExecutor) -> None:
+    """A run's grid_bins decides the cell a program falls in, not a fixed five bins a side: the
+    heat map, the elites and the sampling all read the stored cell."""
+    from services.evolver.evaluation.fitness import cell
+
+    evaluation = evaluate(
+        "battle",
+        GOOD_BATTLE,
+        battle_settings(tournament_matches=0, quick_matches=1, grid_bins=20),
+        local=battle_local,
+        tournament=None,
+        seed=3,
+    )
+    assert evaluation.passed and evaluation.descriptors["aggression"] > 0
+    assert evaluation.cell == cell(evaluation.descriptors, 20)
+    assert tuple(i // 4 for i in evaluation.cell) == cell(evaluation.descriptors, 5)  # a finer cut
