@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import math
 import random
 import re
@@ -445,28 +446,57 @@ def _fixed(edit: _Edit) -> Callable[[random.Random], _Edit | None]:
     return lambda rng: edit
 
 
-def _crossover_candidates(text: _Text, tree: ast.Module, inspirations: Sequence[str]) -> list[_Candidate]:
-    out: list[_Candidate] = []
+@dataclass(frozen=True, slots=True)
+class _Outline:
+    """A program's top level as crossover compares it: its functions and named constants with
+    their dumped ASTs (equal dumps, equal code), the names each function reads from outside
+    itself, and the names the module binds."""
+
+    text: _Text
+    tree: ast.Module
+    functions: dict[str, ast.FunctionDef]
+    constants: dict[str, ast.expr]
+    dumps: dict[tuple[str, str], str]
+    reads: dict[str, frozenset[str]]
+    names: frozenset[str]
+
+
+@functools.lru_cache(maxsize=64)
+def _outline(source: str) -> _Outline | None:
+    """Cached per source: the same parents and inspirations recur across a generation's children."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
     functions, constants = _top_level(tree)
-    defined = _module_names(tree)
+    dumps = {("def", name): ast.dump(node) for name, node in functions.items()}
+    dumps.update({("const", name): ast.dump(node) for name, node in constants.items()})
+    reads: dict[str, frozenset[str]] = {}
+    for name, node in functions.items():
+        local = {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)} | {
+            n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        reads[name] = frozenset({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - local)
+    return _Outline(_Text(source), tree, functions, constants, dumps, reads, frozenset(_module_names(tree)))
+
+
+def _crossover_candidates(source: str, inspirations: Sequence[str]) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    mine = _outline(source)
+    if mine is None:
+        return out
+    text = mine.text
     for number, other in enumerate(inspirations, start=1):
-        try:
-            other_tree = ast.parse(other)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        theirs_outline = _outline(other)
+        if theirs_outline is None:
             continue
-        other_text = _Text(other)
-        other_functions, other_constants = _top_level(other_tree)
-        other_names = _module_names(other_tree)
-        for name, node in functions.items():
-            theirs = other_functions.get(name)
-            if theirs is None or ast.dump(theirs) == ast.dump(node):
+        other_text = theirs_outline.text
+        for name, node in mine.functions.items():
+            theirs = theirs_outline.functions.get(name)
+            if theirs is None or theirs_outline.dumps[("def", name)] == mine.dumps[("def", name)]:
                 continue
             # Only when every module-level name their version reads exists here too.
-            local = {a.arg for a in ast.walk(theirs) if isinstance(a, ast.arg)} | {
-                n.id for n in ast.walk(theirs) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-            }
-            reads = {n.id for n in ast.walk(theirs) if isinstance(n, ast.Name)} - local
-            if (reads & other_names) - defined:
+            if (theirs_outline.reads[name] & theirs_outline.names) - mine.names:
                 continue
             first, last = _function_lines(node)
             their_first, their_last = _function_lines(theirs)
@@ -479,9 +509,9 @@ def _crossover_candidates(text: _Text, tree: ast.Module, inspirations: Sequence[
             )
             out.append(_Candidate(MutationKind.CROSSOVER, 1.0, _fixed(edit)))
         differing: list[tuple[str, int, int, str]] = []
-        for name, value in constants.items():
-            their_value = other_constants.get(name)
-            if their_value is None or ast.dump(their_value) == ast.dump(value):
+        for name, value in mine.constants.items():
+            their_value = theirs_outline.constants.get(name)
+            if their_value is None or theirs_outline.dumps[("const", name)] == mine.dumps[("const", name)]:
                 continue
             start, end = text.span(value)
             literal = other_text.segment(their_value)
@@ -592,22 +622,34 @@ def _parses(source: str) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=16)
+def _candidate_pools(
+    source: str, inspirations: tuple[str, ...]
+) -> tuple[tuple[MutationKind, tuple[_Candidate, ...]], ...]:
+    """Every change `mutate` may draw from, by kind. Cached: a screened child draws several steps
+    from the same parent and inspirations, and the candidates only read the parsed program."""
+    outline = _outline(source)
+    if outline is None:
+        try:
+            ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            raise MutationError(f"the program does not parse: {exc}") from exc
+        raise MutationError("the program does not parse")
+    text, tree = outline.text, outline.tree
+    parents = _parents(tree)
+    return (
+        (MutationKind.CONSTANT, tuple(_constant_candidates(text, tree, parents))),
+        (MutationKind.COMPARISON, tuple(_comparison_candidates(text, tree, parents))),
+        (MutationKind.BRANCH_SWAP, tuple(_branch_candidates(text, tree, parents))),
+        (MutationKind.CROSSOVER, tuple(_crossover_candidates(source, inspirations))),
+    )
+
+
 def mutate(source: str, rng: random.Random, inspirations: Sequence[str] = ()) -> Mutation:
     """One random, parseable change of `source`; the same rng state gives the same change."""
     ends_with_newline = source.endswith(("\n", "\r"))
     source = "\n".join(source.splitlines()) + ("\n" if ends_with_newline else "")
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise MutationError(f"the program does not parse: {exc}") from exc
-    text = _Text(source)
-    parents = _parents(tree)
-    pools: dict[MutationKind, list[_Candidate]] = {
-        MutationKind.CONSTANT: _constant_candidates(text, tree, parents),
-        MutationKind.COMPARISON: _comparison_candidates(text, tree, parents),
-        MutationKind.BRANCH_SWAP: _branch_candidates(text, tree, parents),
-        MutationKind.CROSSOVER: _crossover_candidates(text, tree, inspirations),
-    }
+    pools = {kind: list(candidates) for kind, candidates in _candidate_pools(source, tuple(inspirations))}
     for _ in range(MAX_ATTEMPTS):
         kinds = [kind for kind in MutationKind if pools[kind]]
         if not kinds:

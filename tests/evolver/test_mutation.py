@@ -287,3 +287,26 @@ def test_named_constants_take_log_normal_steps_far_enough_to_leave_a_plateau() -
     assert max(ratios) > 2.0 and min(ratios) < 0.5, (min(ratios), max(ratios))
     assert 0.6 < sorted(ratios)[len(ratios) // 2] < 1.6, "most steps stay near the old value"
     assert any(abs(move) > 1 for move in int_moves), int_moves
+
+
+def test_cached_candidates_give_the_changes_a_fresh_parse_gives() -> None:
+    """The operator caches each program's candidate changes (a screened child draws several steps
+    from one parent); a draw that uses some up must leave the next draw's candidates whole."""
+    from services.evolver import mutation
+
+    parent = seed_program("battle")
+    inspiration = parent.replace("ENGAGE_RANGE = 10.0", "ENGAGE_RANGE = 14.0").replace(
+        "MIN_RANGE = 5.0", "MIN_RANGE = 9.0"
+    )
+
+    def draw(seed: int, cached: bool) -> tuple[str, str]:
+        if not cached:
+            mutation._candidate_pools.cache_clear()
+            mutation._outline.cache_clear()
+        step = mutation.mutate_several(parent, random.Random(seed), [inspiration])
+        return step.source, step.description
+
+    fresh = [draw(seed, cached=False) for seed in range(40)]
+    assert [draw(seed, cached=True) for seed in range(40)] == fresh
+    assert len({source for source, _ in fresh}) > 30
+    assert any("inspiration" in description for _, description in fresh)
