@@ -351,3 +351,77 @@ def test_evolution_runs_made_before_stored_weights_keep_their_fitness(fresh_url:
             assert session.get_one(EvolutionRun, runs["battle"]).config == earlier_config
     finally:
         engine.dispose()
+
+
+def test_programs_of_runs_with_another_grid_size_get_their_cells_recut(fresh_url: str) -> None:
+    from shared.db.models import EvolutionProgram, EvolutionRun, User
+    from shared.evolution.service import EVOLUTION
+    from shared.jobs import create_job
+    from shared.states import ProgramOrigin, ProgramStatus
+
+    migrate(fresh_url, "c4a9e2f7d316")
+    engine = create_engine(fresh_url, poolclass=pool.NullPool)
+    descriptors = {
+        "battle": {"aggression": 0.32, "accuracy": 0.47},
+        "podracing": {"collisions": 0.95, "boost_timing": 0.05},
+    }
+    try:
+        with Session(engine) as session:
+            owner = User(name="evolver-grid")
+            session.add(owner)
+            session.flush()
+            programs = {}
+            for game, search in (
+                ("battle", {"grid_bins": 10}),
+                ("podracing", {"grid_bins": 8}),
+                ("battle", {}),
+            ):
+                job = create_job(session, EVOLUTION, {})
+                session.flush()
+                run = EvolutionRun(
+                    job_id=job.id,
+                    owner_id=owner.id,
+                    game=game,
+                    name=f"grid-{game}-{len(programs)}",
+                    config={"search": search},
+                    parameters={},
+                    generation=0,
+                    spent_usd=0.0,
+                    tokens=0,
+                    llm_calls=0,
+                    elapsed_s=0.0,
+                    islands={},
+                )
+                session.add(run)
+                session.flush()
+                # As the earlier code stored it: cut into five bins a side.
+                five = (1, 2) if game == "battle" else (4, 0)
+                program = EvolutionProgram(
+                    run_id=run.id,
+                    seq=0,
+                    generation=0,
+                    origin=ProgramOrigin.SEED,
+                    status=ProgramStatus.EVALUATED,
+                    code="def decide(observation):\n    return {}\n",
+                    code_hash=f"hash-{len(programs)}",
+                    descriptors=descriptors[game],
+                    cell_x=five[0],
+                    cell_y=five[1],
+                    created_key="seed:0",
+                )
+                session.add(program)
+                session.flush()
+                programs[f"{game}-{search.get('grid_bins', 5)}"] = program.id
+            session.commit()
+
+        def cells() -> dict[str, tuple[int | None, int | None]]:
+            with Session(engine) as session:
+                rows = {name: session.get_one(EvolutionProgram, pid) for name, pid in programs.items()}
+                return {name: (row.cell_x, row.cell_y) for name, row in rows.items()}
+
+        migrate(fresh_url)
+        assert cells() == {"battle-10": (3, 4), "podracing-8": (7, 0), "battle-5": (1, 2)}
+        migrate(fresh_url, "c4a9e2f7d316", "downgrade")
+        assert cells() == {"battle-10": (1, 2), "podracing-8": (4, 0), "battle-5": (1, 2)}
+    finally:
+        engine.dispose()
