@@ -239,7 +239,10 @@ class Race:
             if program.name not in self.constants:
                 self.constants[program.name] = named_constants(program.source)
         rows = [Scored(self.constants[p.name], p.fitness, len(p.outcomes)) for p in recent]
-        return drawn[best_predicted(parent.source, [m.source for _, m in drawn], rows)]
+        chosen = best_predicted(
+            parent.source, [m.source for _, m in drawn], rows, optimism=self.args.optimism
+        )
+        return drawn[chosen]
 
     def run(self) -> dict[str, Any]:
         args = self.args
@@ -357,6 +360,12 @@ def main(argv: list[str] | None = None) -> int:
         help="steps drawn per child; the surrogate keeps one (1: none)",
     )
     parser.add_argument("--table", type=int, default=150, help="recent programs the surrogate is fitted on")
+    parser.add_argument(
+        "--optimism",
+        type=float,
+        default=0.0,
+        help="screen by the surrogate's prediction plus this many standard deviations (0: the prediction)",
+    )
     parser.add_argument("--exploration", type=float, default=0.1)
     parser.add_argument("--fresh", type=int, default=201)
     parser.add_argument("--jobs", type=int, default=2)
@@ -382,6 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         "sigma": args.sigma,
         "screen": args.screen,
         "table": args.table,
+        "optimism": args.optimism,
         "matches_per_generation": args.matches,
         "fresh_matches": args.fresh,
         "seed_program": baseline,

@@ -37,6 +37,9 @@ ROWS_PER_TERM = 3
 MIN_ROWS = 8
 SCREENED_STEPS = 4
 """Steps the built-in child draws when its prompt has a table; it keeps the best predicted."""
+SCREEN_OPTIMISM = 1.0
+"""Standard deviations of the prediction the built-in child adds when it screens its steps: a
+direction the table has not explored is worth a try (docs/evolver.md, "Screening")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +92,23 @@ class Surrogate:
     intercept: float
     slopes: tuple[float, ...]
     curvatures: tuple[float, ...]
+    terms: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
+    """The indices of the names with a fitted slope and with a fitted curvature."""
+    covariance: tuple[tuple[float, ...], ...] = ()
+    """The coefficients' posterior covariance (intercept, slopes, curvatures), when fitted with
+    optimism; empty otherwise."""
 
     @classmethod
-    def fit(cls, centre: Mapping[str, float], rows: Sequence[Scored]) -> Surrogate | None:
+    def fit(
+        cls, centre: Mapping[str, float], rows: Sequence[Scored], *, optimism: float = 0.0
+    ) -> Surrogate | None:
         """The regression around `centre` (a program's constants), or None when the rows cannot
         support even the slopes. A row whose constants differ in name or sign from the centre's
-        is left out: the surrogate describes this program's neighbourhood only."""
+        is left out: the surrogate describes this program's neighbourhood only.
+
+        With `optimism` > 0 the constants the rows never moved get slopes too (zero, held there by
+        the ridge alone), so a step along one of them carries the full prior uncertainty, and
+        `upper` can favour it: the table says nothing about a direction no program has tried."""
         names = [name for name, value in centre.items() if value != 0]
         points: list[tuple[list[float], float, float]] = []
         for row in rows:
@@ -105,11 +119,10 @@ class Surrogate:
         if len(points) < max(MIN_ROWS, ROWS_PER_TERM * len(moved)) or not moved:
             return None
         quadratic = len(points) >= ROWS_PER_TERM * 2 * len(moved)
+        linear = list(range(len(names))) if optimism > 0 else moved
+        squared = moved if quadratic else []
         features = np.array(
-            [
-                [1.0] + [p[0][i] for i in moved] + ([p[0][i] ** 2 for i in moved] if quadratic else [])
-                for p in points
-            ]
+            [[1.0] + [p[0][i] for i in linear] + [p[0][i] ** 2 for i in squared] for p in points]
         )
         target = np.array([p[1] for p in points])
         weight = np.array([p[2] for p in points])
@@ -117,16 +130,32 @@ class Surrogate:
         penalty[0, 0] = 0.0  # the intercept is not shrunk
         weighted = features * weight[:, None]
         try:
-            beta = np.linalg.solve(weighted.T @ features + penalty, weighted.T @ target)
+            precision = weighted.T @ features + penalty
+            beta = np.linalg.solve(precision, weighted.T @ target)
+            covariance = np.linalg.inv(precision) if optimism > 0 else None
         except np.linalg.LinAlgError:
             return None
         slopes = [0.0] * len(names)
         curvatures = [0.0] * len(names)
-        for k, i in enumerate(moved):
+        for k, i in enumerate(linear):
             slopes[i] = float(beta[1 + k])
-            if quadratic:
-                curvatures[i] = float(beta[1 + len(moved) + k])
-        return cls(dict(centre), tuple(names), float(beta[0]), tuple(slopes), tuple(curvatures))
+        for k, i in enumerate(squared):
+            curvatures[i] = float(beta[1 + len(linear) + k])
+        spread: tuple[tuple[float, ...], ...] = ()
+        if covariance is not None:
+            residual = target - features @ beta
+            dof = max(1.0, len(points) - features.shape[1])
+            noise = float((weight * residual**2).sum()) / dof  # per match: fitness ~ noise / matches
+            spread = tuple(tuple(float(v) for v in row) for row in noise * covariance)
+        return cls(
+            dict(centre),
+            tuple(names),
+            float(beta[0]),
+            tuple(slopes),
+            tuple(curvatures),
+            (tuple(linear), tuple(squared)),
+            spread,
+        )
 
     def predict(self, constants: Mapping[str, float]) -> float | None:
         """The predicted fitness of a program with these constants (None outside the model's
@@ -137,6 +166,17 @@ class Surrogate:
         return self.intercept + sum(
             s * d + c * d * d for s, c, d in zip(self.slopes, self.curvatures, offsets, strict=True)
         )
+
+    def upper(self, constants: Mapping[str, float], optimism: float) -> float | None:
+        """The prediction plus `optimism` standard deviations of it (fitted with optimism > 0)."""
+        mean = self.predict(constants)
+        offsets = _offsets(self.centre, list(self.names), constants)
+        if mean is None or offsets is None or not self.covariance:
+            return mean
+        linear, squared = self.terms
+        x = np.array([1.0] + [offsets[i] for i in linear] + [offsets[i] ** 2 for i in squared])
+        variance = float(x @ np.array(self.covariance) @ x)
+        return mean + optimism * math.sqrt(max(0.0, variance))
 
 
 def _offsets(
@@ -152,15 +192,21 @@ def _offsets(
     return out
 
 
-def best_predicted(parent_source: str, candidates: Sequence[str], rows: Sequence[Scored]) -> int:
+def best_predicted(
+    parent_source: str, candidates: Sequence[str], rows: Sequence[Scored], *, optimism: float = 0.0
+) -> int:
     """The index of the candidate program the surrogate fitted around the parent predicts best
-    (the first on a tie, and when no surrogate can be fitted)."""
+    (the first on a tie, and when no surrogate can be fitted); with `optimism`, the best upper
+    bound (prediction + optimism standard deviations)."""
     if len(candidates) < 2:
         return 0
-    model = Surrogate.fit(named_constants(parent_source), rows)
+    model = Surrogate.fit(named_constants(parent_source), rows, optimism=optimism)
     if model is None:
         return 0
-    predictions = [model.predict(named_constants(source)) for source in candidates]
+    if optimism > 0:
+        predictions = [model.upper(named_constants(source), optimism) for source in candidates]
+    else:
+        predictions = [model.predict(named_constants(source)) for source in candidates]
     scores = [model.intercept if value is None else value for value in predictions]
     return max(range(len(candidates)), key=lambda index: (scores[index], -index))
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import random
 
+import pytest
+
 from services.evolver import prompts
 from services.evolver.diffs import apply_blocks, parse_blocks
 from services.evolver.llm.builtin import builtin_child_answer
@@ -104,6 +106,27 @@ def test_best_predicted_keeps_the_step_up_the_slope() -> None:
     candidates = ["A = 8.0\nB = 2.0\n", "A = 10.0\nB = 2.5\n", "A = 14.0\nB = 2.0\n"]
     assert best_predicted(parent, candidates, rows) == 2
     assert best_predicted(parent, candidates, rows[:3]) == 0, "no surrogate: the first step"
+
+
+def test_optimism_favours_a_direction_no_program_has_tried() -> None:
+    """Fitted with optimism, a constant the rows never moved has a slope held at zero by the
+    prior alone, so a step along it has a wider upper bound than an equal step along a constant
+    the rows measured flat; without optimism both predict the same."""
+    centre = {"A": 10.0, "B": 2.0, "U": 4.0}
+    rows = [row for row in _synthetic({"A": 10.0, "B": 2.0}, 90, {"A": 0.1}, seed=3)]
+    rows = [Scored({**row.constants, "U": 4.0}, row.fitness, row.matches) for row in rows]
+    plain = Surrogate.fit(centre, rows)
+    optimistic = Surrogate.fit(centre, rows, optimism=1.0)
+    assert plain is not None and optimistic is not None
+    along_b, along_u = {**centre, "B": 3.0}, {**centre, "U": 6.0}
+    assert plain.predict(along_b) == pytest.approx(plain.predict(along_u), abs=0.01)
+    assert plain.upper(along_u, 1.0) == plain.predict(along_u), "no covariance without optimism"
+    bonus_b = optimistic.upper(along_b, 1.0) - optimistic.predict(along_b)  # type: ignore[operator]
+    bonus_u = optimistic.upper(along_u, 1.0) - optimistic.predict(along_u)  # type: ignore[operator]
+    assert bonus_u > 1.5 * bonus_b > 0
+    candidates = ["A = 10.0\nB = 3.0\nU = 4.0\n", "A = 10.0\nB = 2.0\nU = 6.0\n"]
+    parent = "A = 10.0\nB = 2.0\nU = 4.0\n"
+    assert best_predicted(parent, candidates, rows, optimism=2.0) == 1
 
 
 def _net_log_change(parent: str, child: str) -> float:

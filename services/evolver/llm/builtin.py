@@ -29,7 +29,7 @@ from services.evolver.llm.client import (
 )
 from services.evolver.llm.prices import BUILTIN_CHILD_MODEL, BUILTIN_ROOT_MODEL, FREE, Price
 from services.evolver.mutation import Mutation, MutationError, mutate_several
-from services.evolver.surrogate import SCREENED_STEPS, Scored, best_predicted, parse_table
+from services.evolver.surrogate import SCREEN_OPTIMISM, SCREENED_STEPS, Scored, best_predicted, parse_table
 
 ROOT_FOCUSES: tuple[str, ...] = (
     "Tune the numeric constants (distances, thresholds, weights, angles) towards better values.",
@@ -163,7 +163,7 @@ def _screened_mutation(
             break
         if all(step.source != other.source for other in drawn):
             drawn.append(step)
-    return drawn[best_predicted(parent, [step.source for step in drawn], rows)]
+    return drawn[best_predicted(parent, [step.source for step in drawn], rows, optimism=SCREEN_OPTIMISM)]
 
 
 def _section_text(prompt: str, heading: str) -> str:
