@@ -2,13 +2,14 @@
 
     .venv/bin/python -m scripts.bench_evolver_race [--seeds 0 1 2 3] [--generations 20]
         [--children 12] [--keep 4] [--matches 9] [--final-matches 36] [--final-programs 4]
-        [--fresh 201] [--screen 4] [--table 150] [--jobs 2]
+        [--fresh 201] [--screen 4] [--table 150] [--optimism 1] [--jobs 2]
 
 It runs what `scripts.bench_evolver improve` runs, minus the machinery: the same built-in mutation
 operator (`mutate_several`, two inspirations drawn from the best programs; `--screen` distinct
 steps per child, of which the surrogate fitted on the `--table` most recent evaluated programs
 keeps one, as the built-in child does with its prompt's table; `--screen 1`: no screening, the
-operator before the table), the same weak battle
+operator before the table; `--optimism K`: ranked by the prediction plus K standard deviations,
+as the built-in child does with K = 1), the same weak battle
 seed, the same built-in opponents and fitness (the evaluation's default battle weights), the same racing
 (each generation plays `--matches` new matches, a third against each built-in with seats
 alternating; the kept parents replay them), parents drawn by a 3-tournament on fitness among the
