@@ -298,11 +298,38 @@ def test_first_release_database_upgrades_to_head_with_its_data(fresh_url: str) -
         engine.dispose()
 
 
+def _evolution_run(
+    session: Session, owner_id: uuid.UUID, game: str, name: str, config: dict[str, Any]
+) -> Any:
+    """An evolution run row as an earlier release stored it (config written as given), with its job."""
+    from shared.db.models import EvolutionRun
+    from shared.evolution.service import EVOLUTION
+    from shared.jobs import create_job
+
+    job = create_job(session, EVOLUTION, {})
+    session.flush()
+    run = EvolutionRun(
+        job_id=job.id,
+        owner_id=owner_id,
+        game=game,
+        name=name,
+        config=config,
+        parameters={},
+        generation=4,
+        spent_usd=0.0,
+        tokens=0,
+        llm_calls=0,
+        elapsed_s=0.0,
+        islands={},
+    )
+    session.add(run)
+    session.flush()
+    return run
+
+
 def test_evolution_runs_made_before_stored_weights_keep_their_fitness(fresh_url: str) -> None:
     from shared.db.models import EvolutionRun, User
     from shared.evolution import EvolutionConfig
-    from shared.evolution.service import EVOLUTION
-    from shared.jobs import create_job
 
     migrate(fresh_url, "f72e3b015a12")
     engine = create_engine(fresh_url, poolclass=pool.NullPool)
@@ -314,25 +341,8 @@ def test_evolution_runs_made_before_stored_weights_keep_their_fitness(fresh_url:
             session.flush()
             runs = {}
             for game in ("battle", "podracing"):
-                job = create_job(session, EVOLUTION, {})
-                session.flush()
-                run = EvolutionRun(
-                    job_id=job.id,
-                    owner_id=owner.id,
-                    game=game,
-                    name=f"before-{game}",
-                    config=earlier_config,  # as the earlier code wrote it: no fitness weights
-                    parameters={},
-                    generation=4,
-                    spent_usd=0.0,
-                    tokens=0,
-                    llm_calls=0,
-                    elapsed_s=0.0,
-                    islands={},
-                )
-                session.add(run)
-                session.flush()
-                runs[game] = run.id
+                # As the earlier code wrote it: no fitness weights.
+                runs[game] = _evolution_run(session, owner.id, game, f"before-{game}", earlier_config).id
             session.commit()
 
         migrate(fresh_url)
@@ -354,9 +364,7 @@ def test_evolution_runs_made_before_stored_weights_keep_their_fitness(fresh_url:
 
 
 def test_programs_of_runs_with_another_grid_size_get_their_cells_recut(fresh_url: str) -> None:
-    from shared.db.models import EvolutionProgram, EvolutionRun, User
-    from shared.evolution.service import EVOLUTION
-    from shared.jobs import create_job
+    from shared.db.models import EvolutionProgram, User
     from shared.states import ProgramOrigin, ProgramStatus
 
     migrate(fresh_url, "c4a9e2f7d316")
@@ -376,24 +384,9 @@ def test_programs_of_runs_with_another_grid_size_get_their_cells_recut(fresh_url
                 ("podracing", {"grid_bins": 8}),
                 ("battle", {}),
             ):
-                job = create_job(session, EVOLUTION, {})
-                session.flush()
-                run = EvolutionRun(
-                    job_id=job.id,
-                    owner_id=owner.id,
-                    game=game,
-                    name=f"grid-{game}-{len(programs)}",
-                    config={"search": search},
-                    parameters={},
-                    generation=0,
-                    spent_usd=0.0,
-                    tokens=0,
-                    llm_calls=0,
-                    elapsed_s=0.0,
-                    islands={},
+                run = _evolution_run(
+                    session, owner.id, game, f"grid-{game}-{len(programs)}", {"search": search}
                 )
-                session.add(run)
-                session.flush()
                 # As the earlier code stored it: cut into five bins a side.
                 five = (1, 2) if game == "battle" else (4, 0)
                 program = EvolutionProgram(
