@@ -461,13 +461,18 @@ class _Outline:
     names: frozenset[str]
 
 
-@functools.lru_cache(maxsize=64)
-def _outline(source: str) -> _Outline | None:
-    """Cached per source: the same parents and inspirations recur across a generation's children."""
+def _parse(source: str) -> ast.Module:
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise MutationError(f"the program does not parse: {exc}") from exc
+
+
+@functools.lru_cache(maxsize=64)
+def _outline(source: str) -> _Outline:
+    """Cached per source: the same parents and inspirations recur across a generation's children.
+    A MutationError when the source does not parse (not cached)."""
+    tree = _parse(source)
     functions, constants = _top_level(tree)
     dumps = {("def", name): ast.dump(node) for name, node in functions.items()}
     dumps.update({("const", name): ast.dump(node) for name, node in constants.items()})
@@ -480,15 +485,13 @@ def _outline(source: str) -> _Outline | None:
     return _Outline(_Text(source), tree, functions, constants, dumps, reads, frozenset(_module_names(tree)))
 
 
-def _crossover_candidates(source: str, inspirations: Sequence[str]) -> list[_Candidate]:
+def _crossover_candidates(mine: _Outline, inspirations: Sequence[str]) -> list[_Candidate]:
     out: list[_Candidate] = []
-    mine = _outline(source)
-    if mine is None:
-        return out
     text = mine.text
     for number, other in enumerate(inspirations, start=1):
-        theirs_outline = _outline(other)
-        if theirs_outline is None:
+        try:
+            theirs_outline = _outline(other)
+        except MutationError:
             continue
         other_text = theirs_outline.text
         for name, node in mine.functions.items():
@@ -616,8 +619,8 @@ def _merged(regions: list[list[int]]) -> list[list[int]]:
 # ---------------------------------------------------------------- the operator
 def _parses(source: str) -> bool:
     try:
-        ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        _parse(source)
+    except MutationError:
         return False
     return True
 
@@ -629,19 +632,13 @@ def _candidate_pools(
     """Every change `mutate` may draw from, by kind. Cached: a screened child draws several steps
     from the same parent and inspirations, and the candidates only read the parsed program."""
     outline = _outline(source)
-    if outline is None:
-        try:
-            ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-            raise MutationError(f"the program does not parse: {exc}") from exc
-        raise MutationError("the program does not parse")
     text, tree = outline.text, outline.tree
     parents = _parents(tree)
     return (
         (MutationKind.CONSTANT, tuple(_constant_candidates(text, tree, parents))),
         (MutationKind.COMPARISON, tuple(_comparison_candidates(text, tree, parents))),
         (MutationKind.BRANCH_SWAP, tuple(_branch_candidates(text, tree, parents))),
-        (MutationKind.CROSSOVER, tuple(_crossover_candidates(source, inspirations))),
+        (MutationKind.CROSSOVER, tuple(_crossover_candidates(outline, inspirations))),
     )
 
 
