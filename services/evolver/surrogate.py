@@ -15,7 +15,7 @@ import ast
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -94,9 +94,9 @@ class Surrogate:
     curvatures: tuple[float, ...]
     terms: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
     """The indices of the names with a fitted slope and with a fitted curvature."""
-    covariance: tuple[tuple[float, ...], ...] = ()
+    covariance: np.ndarray | None = field(default=None, compare=False)
     """The coefficients' posterior covariance (intercept, slopes, curvatures), when fitted with
-    optimism; empty otherwise."""
+    optimism."""
 
     @classmethod
     def fit(
@@ -141,12 +141,11 @@ class Surrogate:
             slopes[i] = float(beta[1 + k])
         for k, i in enumerate(squared):
             curvatures[i] = float(beta[1 + len(linear) + k])
-        spread: tuple[tuple[float, ...], ...] = ()
         if covariance is not None:
             residual = target - features @ beta
             dof = max(1.0, len(points) - features.shape[1])
             noise = float((weight * residual**2).sum()) / dof  # per match: fitness ~ noise / matches
-            spread = tuple(tuple(float(v) for v in row) for row in noise * covariance)
+            covariance = noise * covariance
         return cls(
             dict(centre),
             tuple(names),
@@ -154,29 +153,28 @@ class Surrogate:
             tuple(slopes),
             tuple(curvatures),
             (tuple(linear), tuple(squared)),
-            spread,
+            covariance,
         )
 
     def predict(self, constants: Mapping[str, float]) -> float | None:
         """The predicted fitness of a program with these constants (None outside the model's
         reach: a named constant missing or of the other sign)."""
+        return self.upper(constants, 0.0)
+
+    def upper(self, constants: Mapping[str, float], optimism: float) -> float | None:
+        """The prediction plus `optimism` standard deviations of it; the prediction alone when
+        the model was fitted without optimism (it has no covariance then)."""
         offsets = _offsets(self.centre, list(self.names), constants)
         if offsets is None:
             return None
-        return self.intercept + sum(
+        mean = self.intercept + sum(
             s * d + c * d * d for s, c, d in zip(self.slopes, self.curvatures, offsets, strict=True)
         )
-
-    def upper(self, constants: Mapping[str, float], optimism: float) -> float | None:
-        """The prediction plus `optimism` standard deviations of it (fitted with optimism > 0)."""
-        mean = self.predict(constants)
-        offsets = _offsets(self.centre, list(self.names), constants)
-        if mean is None or offsets is None or not self.covariance:
+        if self.covariance is None or optimism == 0:
             return mean
         linear, squared = self.terms
         x = np.array([1.0] + [offsets[i] for i in linear] + [offsets[i] ** 2 for i in squared])
-        variance = float(x @ np.array(self.covariance) @ x)
-        return mean + optimism * math.sqrt(max(0.0, variance))
+        return mean + optimism * math.sqrt(max(0.0, float(x @ self.covariance @ x)))
 
 
 def _offsets(
@@ -203,10 +201,7 @@ def best_predicted(
     model = Surrogate.fit(named_constants(parent_source), rows, optimism=optimism)
     if model is None:
         return 0
-    if optimism > 0:
-        predictions = [model.upper(named_constants(source), optimism) for source in candidates]
-    else:
-        predictions = [model.predict(named_constants(source)) for source in candidates]
+    predictions = [model.upper(named_constants(source), optimism) for source in candidates]
     scores = [model.intercept if value is None else value for value in predictions]
     return max(range(len(candidates)), key=lambda index: (scores[index], -index))
 
