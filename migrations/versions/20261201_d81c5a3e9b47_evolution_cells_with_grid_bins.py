@@ -20,25 +20,27 @@ depends_on: str | Sequence[str] | None = None
 AXES = {"battle": ("aggression", "accuracy"), "podracing": ("collisions", "boost_timing")}
 """The descriptors on each game's x and y axes (written here, not imported: a migration must not
 change when the code does)."""
-EARLIER_BINS = 5
+EARLIER_BINS = "5"
 """What every cell was cut with before this revision, whatever the run asked for."""
+RUN_BINS = "COALESCE((r.config -> 'search' ->> 'grid_bins')::int, 5)"
+"""The run's grid_bins, in SQL over `evolution_runs AS r`."""
 
 
-def _recut(bins_sql: str) -> None:
+def _axis(name: str, bins: str) -> str:
+    """The bin of descriptor `name`, as fitness.cell cuts it: clipped to [0, 1], `bins` a side."""
+    value = f"LEAST(1.0, GREATEST(0.0, COALESCE((p.descriptors ->> '{name}')::float, 0.0)))"
+    return f"LEAST({bins} - 1, GREATEST(0, FLOOR({value} * {bins})))::int"
+
+
+def _recut(bins: str) -> None:
     """Each evaluated program of a run with grid_bins other than five gets the cell its stored
-    descriptors fall in, cut into `bins_sql` bins a side (as fitness.cell does)."""
-    run_bins = "COALESCE((r.config -> 'search' ->> 'grid_bins')::int, 5)"
+    descriptors fall in, cut into `bins` (an SQL expression) bins a side."""
     for game, (x_name, y_name) in AXES.items():
-
-        def axis(name: str) -> str:
-            value = f"LEAST(1.0, GREATEST(0.0, COALESCE((p.descriptors ->> '{name}')::float, 0.0)))"
-            return f"LEAST({bins_sql} - 1, GREATEST(0, FLOOR({value} * {bins_sql})))::int"
-
         op.get_bind().execute(
             sa.text(
-                f"UPDATE evolution_programs AS p SET cell_x = {axis(x_name)}, cell_y = {axis(y_name)} "
-                "FROM evolution_runs AS r "
-                f"WHERE p.run_id = r.id AND r.game = :game AND p.cell_x IS NOT NULL AND {run_bins} <> 5"
+                f"UPDATE evolution_programs AS p SET cell_x = {_axis(x_name, bins)}, "
+                f"cell_y = {_axis(y_name, bins)} FROM evolution_runs AS r "
+                f"WHERE p.run_id = r.id AND r.game = :game AND p.cell_x IS NOT NULL AND {RUN_BINS} <> 5"
             ),
             {"game": game},
         )
@@ -48,9 +50,9 @@ def upgrade() -> None:
     """Data only. The evaluation placed every program on a five-by-five grid whatever the run's
     search.grid_bins; the code now uses the run's, so a run with another size gets its stored
     cells recut from the stored descriptors (the heat map, the elites and sampling read them)."""
-    _recut("COALESCE((r.config -> 'search' ->> 'grid_bins')::int, 5)")
+    _recut(RUN_BINS)
 
 
 def downgrade() -> None:
     """Back to five bins a side, as the earlier code cuts them."""
-    _recut(str(EARLIER_BINS))
+    _recut(EARLIER_BINS)
