@@ -39,6 +39,9 @@ worth, e.g. one an evolution run should be able to reach.
 throughput: the same candidates evaluated with their tournament on the `matches` queue, against a
 fleet of hosted bots, with one and then two match-runner workers; candidates per minute and the
 ratio. Needs PostgreSQL and Redis (ARENA_DATABASE_URL / ARENA_REDIS_URL, or the local defaults).
+
+improve and throughput each work in a fresh database on that server and drop it when they end;
+`--keep-database` keeps it (its name goes to stderr) to look into the run with SQL.
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,16 +68,29 @@ BENCH_REDIS = "redis://127.0.0.1:6379/15"
 """The broker of the throughput bench's workers (ARENA_REDIS_URL when set); it is flushed first."""
 
 
-def _database(name: str) -> str:
-    """A fresh database on the configured server (or the local one)."""
+@contextmanager
+def bench_database(prefix: str, keep: bool = False) -> Iterator[str]:
+    """A fresh, migrated database on the configured server (or the local one), made the platform's
+    for the block, and dropped after it unless `keep` (then its name goes to stderr, to inspect
+    the run): a bench run leaves nothing behind on the server by default."""
     from sqlalchemy.engine import make_url
 
-    from shared.db.embedded import ensure_database
+    from shared.db.embedded import drop_database, ensure_database
+    from shared.db.session import get_engine
 
     base = os.environ.get("ARENA_DATABASE_URL", DEFAULT_SERVER)
+    name = f"{prefix}_{secrets.token_hex(3)}"
     url = make_url(base).set(database=name).render_as_string(hide_password=False)
     ensure_database(url)
-    return url
+    try:
+        _configure(url)
+        yield url
+    finally:
+        get_engine().dispose()
+        if keep:
+            print(f"database kept: {name}", file=sys.stderr)
+        else:
+            drop_database(url)
 
 
 def _configure(url: str) -> None:
@@ -141,7 +159,6 @@ def improve(args: argparse.Namespace) -> dict[str, Any]:
     from shared.db.models import EvolutionGeneration, EvolutionProgram, EvolutionRun
     from shared.db.session import session_scope
 
-    _configure(_database(f"arena_bench_evolver_{secrets.token_hex(3)}"))
     # Unique per invocation: two benches started in the same second must not share a directory.
     out = Path(args.out or tempfile.mkdtemp(prefix=f"bench-evolver-seed{args.seed}-"))
     name = f"bench-{secrets.token_hex(3)}"
@@ -482,7 +499,6 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
     from shared.evolution import EvolutionConfig, new_run
     from shared.states import ProgramOrigin, ProgramStatus
 
-    _configure(_database(f"arena_bench_evolver_q_{secrets.token_hex(3)}"))
     redis_db = os.environ["ARENA_REDIS_URL"]
     import redis as redis_lib
 
@@ -622,16 +638,26 @@ def main(argv: list[str] | None = None) -> int:
         "--set", action="append", default=[], metavar="NAME=VALUE", help="variant: a constant to change"
     )
     parser.add_argument("--out")
+    parser.add_argument(
+        "--keep-database",
+        action="store_true",
+        help="improve, throughput: keep the bench's database (named on stderr) instead of dropping it",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     args = parser.parse_args(argv)
     # The platform's modules read their settings when they load; the bench's key comes first.
     os.environ.setdefault("ARENA_SECRET_KEY", "bench-" + secrets.token_hex(16))
     os.environ.setdefault("ARENA_REDIS_URL", BENCH_REDIS)
+    keep = args.keep_database
     if args.mode == "quick":
         args.generations, args.children, args.fresh, args.candidates, args.tournament = 3, 2, 30, 3, 3
-        report = {"improve": improve(args), "throughput": throughput(args)}
+        with bench_database("arena_bench_evolver", keep):
+            improved = improve(args)
+        with bench_database("arena_bench_evolver_q", keep):
+            report = {"improve": improved, "throughput": throughput(args)}
     elif args.mode == "improve":
-        report = improve(args)
+        with bench_database("arena_bench_evolver", keep):
+            report = improve(args)
     elif args.mode == "neighbourhood":
         report = neighbourhood(args)
     elif args.mode == "variant":
@@ -639,7 +665,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.mode == "climb":
         report = climb(args)
     else:
-        report = throughput(args)
+        with bench_database("arena_bench_evolver_q", keep):
+            report = throughput(args)
     print(json.dumps(report, indent=2, default=str))
     return 0
 

@@ -46,3 +46,15 @@ def ensure_database(url: str) -> bool:
             return False
         conn.execute(f'CREATE DATABASE "{name.replace(chr(34), "")}"')
         return True
+
+
+def drop_database(url: str) -> None:
+    """Drop the URL's database (closing its other connections); nothing if it does not exist.
+
+    The counterpart of `ensure_database` for throwaway databases (benches), so none is left behind.
+    """
+    name = make_url(url).database
+    if not name:
+        raise ValueError(f"the URL names no database: {make_url(url).render_as_string()}")
+    with psycopg.connect(libpq_url(url, "postgres"), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name.replace(chr(34), "")}" WITH (FORCE)')
