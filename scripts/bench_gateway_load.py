@@ -457,13 +457,13 @@ def create_database(name: str) -> str:
 
 
 def drop_database(name: str) -> None:
-    import psycopg
+    from sqlalchemy.engine import make_url
 
+    from shared.db import embedded
     from shared.db.session import get_engine
 
     get_engine().dispose()
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    embedded.drop_database(make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False))
 
 
 def seed_data(users: int, bots_per_game: dict[str, int], matches: int) -> dict[str, Any]:

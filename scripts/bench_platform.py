@@ -215,13 +215,13 @@ def _create_database() -> str:
 
 
 def _drop_database() -> None:
-    import psycopg
+    from sqlalchemy.engine import make_url
 
+    from shared.db.embedded import drop_database
     from shared.db.session import get_engine
 
     get_engine().dispose()
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
+    drop_database(make_url(ADMIN_URL).set(database=BENCH_DB).render_as_string(hide_password=False))
 
 
 HOSTED_SOURCES = (

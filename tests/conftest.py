@@ -28,7 +28,9 @@ import httpx
 import psycopg
 import pytest
 import redis
+from sqlalchemy.engine import make_url
 
+from shared.db import embedded
 from shared.db.migrations import migrate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,8 +135,7 @@ def create_database(name: str) -> str:
 
 
 def drop_database(name: str) -> None:
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    embedded.drop_database(make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False))
 
 
 @pytest.fixture(scope="session")

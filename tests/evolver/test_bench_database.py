@@ -11,7 +11,7 @@ from sqlalchemy.engine import make_url
 
 from scripts.bench_evolver import bench_database
 from shared.config import get_settings
-from shared.db.embedded import drop_database, ensure_database
+from shared.db.embedded import drop_database, ensure_database, libpq_url
 from shared.db.session import get_engine, get_sessionmaker
 from tests.conftest import ADMIN_URL
 
@@ -37,7 +37,7 @@ def bench_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_drop_database_removes_it_even_with_an_open_connection_and_ignores_a_missing_one() -> None:
     url = make_url(SERVER_URL).set(database="arena_test_drop_me").render_as_string(hide_password=False)
     ensure_database(url)
-    with psycopg.connect(ADMIN_URL.rsplit("/", 1)[0] + "/arena_test_drop_me"):
+    with psycopg.connect(libpq_url(url)):
         drop_database(url)
     assert not _exists("arena_test_drop_me")
     drop_database(url)  # already gone: nothing to do, no error
