@@ -18,7 +18,8 @@ turn it off), one island and an exploration ratio of 0.1 (`--islands`, `--explor
 seed and the run's best play the same `--fresh` new matches against the built-ins (seats
 alternating, seeds never used in the run), win rates with 95% Wilson intervals. The baseline is the seed,
 measured in the same run. It prints the curve (per generation as it closed: the best and median
-of its children, and the leader of its field with its fitness) and the time per generation
+of its children, and the leader of its field with its fitness), the pick's generation and
+in-run record (`best_in_run`: matches and win rate, draws half) and the time per generation
 outside matches.
 
 neighbourhood: the seed's one-constant neighbourhood, played in this process (the seed is the
@@ -235,6 +236,12 @@ def improve(args: argparse.Namespace) -> dict[str, Any]:
                 )
                 overheads.append(max(0.0, wall - in_matches))
         best_code, best_name, best_fit = best.code, f"p{best.seq}", best.fitness
+        played = best.metrics or {}
+        best_record = {
+            "generation": best.generation,
+            "matches": played.get("matches"),
+            "win_rate": played.get("win_rate"),
+        }
         generations_run, programs = run.generation + 1, len(rows)
     seed = _fresh(seed_program("battle"), args.fresh, args.jobs, "fresh")
     final = _fresh(best_code, args.fresh, args.jobs, "fresh")  # the same matches as the seed
@@ -246,6 +253,7 @@ def improve(args: argparse.Namespace) -> dict[str, Any]:
         "curve": curve,
         "best_program": best_name,
         "best_fitness_in_run": best_fit,
+        "best_in_run": best_record,
         "match_seeds": args.match_seeds,
         "constants_table": args.constants_table,
         "fresh_seed": seed,
