@@ -51,6 +51,10 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO_USER = "demo"
 
 
+DEMO_QUOTA = 1000
+"""Bots and uploads per hour the demo's own platform allows its user."""
+
+
 def say(message: str) -> None:
     print(message, flush=True)
 
@@ -191,6 +195,10 @@ class Demo:
             "PYTHONUNBUFFERED": "1",
         }
         self.env.setdefault("ARENA_LADDER_INTERVAL_S", "1")
+        # The demo user registers a dozen bots and uploads new versions at every start: the quotas
+        # meant for a shared platform (docs/deploy.md, "Quotas") would stop it after a restart or two.
+        self.env.setdefault("ARENA_QUOTA_BOTS_PER_HOUR", str(DEMO_QUOTA))
+        self.env.setdefault("ARENA_QUOTA_UPLOADS_PER_HOUR", str(DEMO_QUOTA))
         backend = _sandbox_backend()
         if backend:
             self.env["ARENA_SANDBOX_BACKEND"] = backend

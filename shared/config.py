@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.states import ReplayStorage
@@ -22,6 +22,59 @@ from shared.states import ReplayStorage
 DEFAULT_SECRET_KEY = "arena-development-secret-key-change-me"
 _S3_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 """S3's bucket naming rules (the parts every S3-compatible store shares)."""
+_ENDPOINT_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+
+
+class ModelPrice(BaseModel):
+    """USD per million tokens of one model."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    input: float = Field(ge=0, le=10_000)
+    output: float = Field(ge=0, le=10_000)
+
+
+class LlmEndpoint(BaseModel):
+    """A model endpoint the operator configured, with the operator's key (or none: a local server)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str = Field(min_length=1, max_length=2048)
+    api_key: SecretStr | None = None
+    api_key_file: Path | None = None
+    """A file holding the key (a Docker secret); read by the evolver worker when a chunk starts,
+    so the gateway, which only checks run requests, never needs it."""
+    models: list[str] = Field(default_factory=list, max_length=64)
+    """The models runs may ask for (empty: any); the first is a run's default."""
+    prices: dict[str, ModelPrice] = Field(default_factory=dict, max_length=256)
+    """Prices the built-in table lacks or that this provider charges differently; runs on this
+    endpoint are charged these, never prices of their own."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value.strip())
+        try:
+            port = parts.port
+        except ValueError as exc:
+            raise ValueError(f"base_url {value!r}: {exc}") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+            raise ValueError(f"base_url {value!r} must be an http:// or https:// URL with a host and port")
+        return value.strip().rstrip("/")
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> LlmEndpoint:
+        if self.api_key is not None and self.api_key_file is not None:
+            raise ValueError("give api_key or api_key_file, not both")
+        return self
+
+    def read_key(self) -> str | None:
+        """The key (None: the endpoint takes none); OSError when the key file cannot be read."""
+        if self.api_key is not None:
+            return self.api_key.get_secret_value().strip() or None
+        if self.api_key_file is not None:
+            return self.api_key_file.read_text(encoding="utf-8").strip() or None
+        return None
 
 
 class Settings(BaseSettings):
@@ -34,6 +87,12 @@ class Settings(BaseSettings):
     """The Redis that carries live events (shared/events); unset: `redis_url`."""
     events_enabled: bool = True
     """Off: events are not published (the match runner still plays and rates as always)."""
+    events_namespace: str = Field(default="", pattern=r"^[A-Za-z0-9_.-]{0,64}$")
+    """Every live-event channel is `arena:events:<namespace>:<topic>`: Redis pub/sub ignores the
+    database number, so deployments sharing a Redis server are kept apart by this alone. Empty:
+    `<PostgreSQL database name>.<events Redis database number>` (e.g. `arena.0`; see
+    shared.events.namespace), the same in every process of a deployment and different for one on
+    another database. Give two deployments the same value to share their events on purpose."""
     live_frames_enabled: bool = True
     """Off: the match runner publishes no `match.frames` (live viewers then see only start and end)."""
     data_dir: Path = Path(".arena-data")
@@ -61,9 +120,20 @@ class Settings(BaseSettings):
     these networks only, in development mode too: an operator's fence around where bots may live.
     The test suite sets it to loopback so that no test can ever connect off the machine."""
     llm_allowed_hosts: list[str] = Field(default_factory=list)
-    """Host names of LLM endpoints allowed on private addresses (a model server inside the
-    deployment's network, e.g. `["ollama"]`). Other evolution runs' base URLs must resolve to
-    public addresses, as bot endpoints must (development mode allows any)."""
+    """Host names that a run's own LLM base URL may name although they resolve to private addresses
+    (a model server inside the deployment's network, e.g. `["ollama"]`). Other base URLs of runs
+    must resolve to public addresses, as bot endpoints must (development mode allows any). The
+    operator's endpoints (`llm_endpoints`) need no entry here."""
+    llm_endpoints: dict[str, LlmEndpoint] = Field(default_factory=dict)
+    """The operator's model endpoints by name (JSON, e.g. `{"openai": {"base_url":
+    "https://api.openai.com/v1", "api_key_file": "/run/secrets/openai", "models": ["gpt-4o-mini"],
+    "prices": {"gpt-4o-mini": {"input": 0.15, "output": 0.6}}}}`). The operator's keys are used
+    with these endpoints only: a run names one (`llm.endpoint`) or brings its own base URL and key."""
+    llm_operator_usd_per_user: float = Field(default=1.0, ge=0)
+    """What one user's runs may spend on the operator's endpoints within `llm_operator_window_days`
+    (admins are exempt): a run is refused (429) once it is used up, and a running run stops."""
+    llm_operator_window_days: float = Field(default=30.0, gt=0)
+    """The rolling window of `llm_operator_usd_per_user`, in days."""
     match_soft_time_limit_s: int = 900
     match_hard_time_limit_s: int = 960
     broker_visibility_timeout_s: int = 3600
@@ -109,6 +179,26 @@ class Settings(BaseSettings):
     """Mu distance (beyond twice the pair's combined sigma) within which every pair of active bots
     is meant to meet; see services/match_runner/ladder.py."""
 
+    # Quotas (shared/quotas.py; docs/deploy.md, "Quotas"): per user, counted from the database rows
+    # across every gateway process; over one: 429 with Retry-After. Admins are exempt.
+    quota_runs_per_hour: int = Field(default=20, ge=1)
+    """Training and evolution runs (together) a user may create in any hour."""
+    quota_active_runs: int = Field(default=4, ge=1)
+    """Training and evolution runs (together) a user may have queued, running or stopping at once;
+    creating or resuming one more is refused."""
+    quota_training_seconds_per_day: float = Field(default=4 * 3600.0, gt=0)
+    """Training time (the iterations' wall seconds) a user's training runs may use in any 24 h.
+    Once used up, creating and resuming training runs is refused, and a running one fails at its
+    next chunk, saying why (a chunk trains at most what is left)."""
+    quota_llm_usd_per_day: float = Field(default=20.0, gt=0)
+    """LLM money (USD, the calls' recorded cost) a user's evolution runs may spend in any 24 h; once
+    spent, creating and resuming evolution runs is refused (a run's own max_cost_usd still caps a
+    running one)."""
+    quota_bots_per_hour: int = Field(default=10, ge=1)
+    """Bots (HTTP and hosted) a user may register in any hour."""
+    quota_uploads_per_hour: int = Field(default=30, ge=1)
+    """New hosted bot versions a user may upload in any hour (training exports count too)."""
+
     # Long jobs (shared.jobs): training and evolution runs, worked through in bounded chunks
     job_chunk_soft_time_limit_s: int = 600
     job_chunk_hard_time_limit_s: int = 660
@@ -146,6 +236,19 @@ class Settings(BaseSettings):
     sandbox_backend: Literal["bwrap", "process"] = "bwrap"
     """`bwrap` (bubblewrap: the isolation boundary) or `process` (no isolation; development only)."""
     hosted_code_max_chars: int = Field(default=100_000, ge=100)
+    sandbox_uid_base: int = Field(default=1_900_000_000, ge=1, le=4_000_000_000)
+    """The first host uid (and gid) of the range sandboxes run as, one each while they live, so the
+    limits the kernel keeps per uid (pipe buffers, process count) are each sandbox's own; used when
+    the worker runs as root. The default lies between systemd's container range (524288-1879048191)
+    and its foreign range (from 2147352576): no system, regular or container user has these uids.
+    Hosts whose workers do not share `sandbox_uid_lock_dir` (containers) need ranges that do not
+    overlap. The upper bound keeps base + count below the invalid uid 2**32 - 1."""
+    sandbox_uid_count: int = Field(default=1024, ge=1, le=65_536)
+    """How many sandboxes may run at once on the host (warm pools' included); one more is refused
+    with a SandboxError until one ends. Each uid in use holds a lock file in `sandbox_uid_lock_dir`."""
+    sandbox_uid_lock_dir: Path = Path("/run/arena/sandbox-uids")
+    """Where the lock files of the uids in use live, shared by every worker process on the host; it
+    must belong to the worker's user and be writable by no one else (it is created mode 0700)."""
 
     # Replays (shared/replay_store; docs/deploy.md, "Replays in object storage")
     replay_store: ReplayStorage = ReplayStorage.FILESYSTEM
@@ -189,6 +292,17 @@ class Settings(BaseSettings):
                 "iteration, the checkpoint and the export still follow"
             )
         return self
+
+    @field_validator("llm_endpoints")
+    @classmethod
+    def _endpoint_names(cls, value: dict[str, LlmEndpoint]) -> dict[str, LlmEndpoint]:
+        for name in value:
+            if not _ENDPOINT_NAME.fullmatch(name):
+                raise ValueError(
+                    f"LLM endpoint name {name!r}: 1 to 64 lowercase letters, digits, '.', '_' or '-', "
+                    "starting with a letter or digit"
+                )
+        return value
 
     @field_validator(
         "replay_s3_endpoint",

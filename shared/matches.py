@@ -1,4 +1,5 @@
-"""Creating and queueing matches. Used by the gateway (challenges), the ladder and the evolver."""
+"""Creating, queueing and showing matches. Used by the gateway (challenges, every match it shows),
+the ladder and the evolver (evaluation matches, as private as their evolution run)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, or_, select, true
 from sqlalchemy.orm import Session
 
-from shared.db.models import Bot, BotVersion, Match, MatchParticipant
+from shared.db.models import Bot, BotVersion, EvolutionRun, Match, MatchParticipant, User
 from shared.games.registry import UnknownGameError, get_game
 from shared.queue import QUEUE_MATCHES, send_task
-from shared.states import BotStatus, MatchKind
+from shared.states import BotStatus, MatchKind, UserRole
 
 TASK_PLAY_MATCH = "arena.matches.play"
 """Plays one match (services.match_runner.tasks), on the `matches` queue."""
@@ -39,12 +40,15 @@ def create_match(
     config: dict[str, Any] | None = None,
     requested_by_id: uuid.UUID | None = None,
     version_ids: Sequence[uuid.UUID | None] | None = None,
+    evolution_run_id: uuid.UUID | None = None,
 ) -> Match:
     """Insert a queued match with one participant per bot, in slot order. Does not commit.
 
     `version_ids` (one per bot, None for "the bot's current version") pins the versions played,
     e.g. the evolver's candidate. Evaluation matches may seat bots that are not active (the
-    evolver's candidates are inactive, so the ladder never seats them); they are never rated.
+    evolver's candidates are inactive, so the ladder never seats them); they are never rated, and
+    belong to the evolution run they evaluate (`evolution_run_id`, by default the run whose
+    candidate bot is seated), whose privacy they share (`visible_to`).
     """
     try:
         game_impl = get_game(game)
@@ -72,6 +76,10 @@ def create_match(
             raise MatchRequestError(f"bot {bot.name!r} is {bot.status}", 409)
     if kind == MatchKind.EVALUATION and rated:
         raise MatchRequestError("evaluation matches are never rated")
+    if kind == MatchKind.EVALUATION and evolution_run_id is None:
+        evolution_run_id = _evaluated_run(session, bot_ids)
+    elif kind != MatchKind.EVALUATION and evolution_run_id is not None:
+        raise MatchRequestError("only evaluation matches belong to an evolution run")
     pinned = _pinned_versions(session, bot_ids, version_ids)
     match = Match(
         game=game,
@@ -80,6 +88,7 @@ def create_match(
         seed=seed if seed is not None else secrets.randbits(53),
         config=parsed.model_dump(mode="json", exclude_defaults=True),
         requested_by_id=requested_by_id,
+        evolution_run_id=evolution_run_id,
         participants=[
             MatchParticipant(
                 slot=slot, bot_id=bot_id, bot_version_id=pinned[slot] or bots[bot_id].current_version_id
@@ -90,6 +99,36 @@ def create_match(
     session.add(match)
     session.flush()
     return match
+
+
+def _evaluated_run(session: Session, bot_ids: Sequence[uuid.UUID]) -> uuid.UUID | None:
+    """The evolution run whose candidate bot (a run's own, inactive bot: services/evolver/store.py)
+    takes a seat; None when none does, and the match is then shown to admins only."""
+    return session.scalar(
+        select(EvolutionRun.id)
+        .where(EvolutionRun.candidate_bot_id.in_(bot_ids))
+        .order_by(EvolutionRun.created_at)
+        .limit(1)
+    )
+
+
+def visible_to(viewer: User | None) -> ColumnElement[bool]:
+    """Which matches `viewer` (None: anonymous) may see, as a condition on `Match`: every match but
+    evaluation matches, which are as private as their evolution run (its owner's and admins', as
+    shared.evolution.may_see has it). A match hidden from someone is as unknown to them as one
+    that does not exist (404), so it is left out of every list too."""
+    if viewer is not None and viewer.role == UserRole.ADMIN:
+        return true()
+    public = Match.kind != MatchKind.EVALUATION
+    if viewer is None:
+        return public
+    owned_runs = select(EvolutionRun.id).where(EvolutionRun.owner_id == viewer.id)
+    return or_(public, Match.evolution_run_id.in_(owned_runs))
+
+
+def get_visible_match(session: Session, viewer: User | None, match_id: uuid.UUID) -> Match | None:
+    """The match if it exists and `viewer` may see it (`visible_to`); None for both other cases."""
+    return session.scalar(select(Match).where(Match.id == match_id, visible_to(viewer)))
 
 
 def _pinned_versions(

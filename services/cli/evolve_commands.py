@@ -33,7 +33,16 @@ LOCAL_USER = "local"
 def _config(args: argparse.Namespace) -> dict[str, Any]:
     """The run's EvolutionConfig as JSON, from the options (validated by the model)."""
     llm: dict[str, Any] = {}
-    if args.llm_base_url:
+    if args.llm_endpoint:
+        if args.llm_base_url:
+            raise CliError("--llm-endpoint names the server's endpoint; --llm-base-url is your own: pick one")
+        if not args.server:
+            raise CliError("--llm-endpoint names an endpoint of a server: it needs --server")
+        llm["endpoint"] = args.llm_endpoint
+        if args.llm_model:
+            llm["child_model"] = args.llm_model
+            llm["root_model"] = args.root_model or args.llm_model
+    elif args.llm_base_url:
         llm["base_url"] = args.llm_base_url
         if not args.llm_model:
             raise CliError("--llm-base-url needs --llm-model (the children's model)")
@@ -41,7 +50,8 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         llm["root_model"] = args.root_model or args.llm_model
     elif args.llm_model or args.root_model:
         raise CliError(
-            "--llm-model and --root-model need --llm-base-url (without it the built-in operator runs)"
+            "--llm-model and --root-model need --llm-base-url or --llm-endpoint (without either the "
+            "built-in operator runs)"
         )
     limits: dict[str, Any] = {
         "max_generations": args.generations,
@@ -145,6 +155,10 @@ def _on_server(args: argparse.Namespace, config: dict[str, Any]) -> int:
         run = api.request("POST", "/evolution/runs", json=body)
     print(f"evolution run {run['id']} submitted to {args.server.rstrip('/')}/evolution/{run['id']}")
     return 0
+
+
+LOCAL_NO_KEY = "arena-no-key"
+"""Sent to a local model server when the environment holds no key (such servers take any)."""
 
 
 def _api_key() -> str | None:
@@ -289,6 +303,9 @@ def _run_locally(args: argparse.Namespace, config: dict[str, Any]) -> int:
                 name=args.name or _default_name(args.game),
                 game=args.game,
                 config=model,
+                # Locally the key in your environment is your own; a local server without keys
+                # takes the placeholder.
+                api_key=(_api_key() or LOCAL_NO_KEY) if model.llm.base_url else None,
             )
             session.commit()
             run_id, job_id, name = run.id, job.id, run.name

@@ -63,6 +63,7 @@ async def _open_http(spec: BotSpec, settings: Settings, opened: OpenedBots) -> N
 async def _open_hosted(spec: BotSpec, game: str, settings: Settings, opened: OpenedBots) -> None:
     from shared.sandbox import SandboxError, start_bot
     from shared.sandbox.turns import FrozenBetweenTurns
+    from shared.sandbox.uids import SandboxUids
 
     assert spec.source is not None
     secret = generate_secret()
@@ -75,6 +76,7 @@ async def _open_hosted(spec: BotSpec, game: str, settings: Settings, opened: Ope
             game=game,
             backend=settings.sandbox_backend,
             dev_mode=settings.dev_mode,
+            uids=SandboxUids.from_settings(settings),
         )
     except SandboxError as exc:
         raise CliError(f"bot {spec.label!r}: cannot start the sandbox: {exc}") from None

@@ -362,7 +362,17 @@ def _add_evolve(add: AddParser) -> None:
     evolve.add_argument(
         "--children", type=int, default=4, help="children per generation (default: %(default)s)"
     )
-    evolve.add_argument("--llm-base-url", metavar="URL", help="an OpenAI-compatible endpoint (…/v1)")
+    evolve.add_argument(
+        "--llm-base-url",
+        metavar="URL",
+        help="your own OpenAI-compatible endpoint (…/v1), called with the key in ARENA_LLM_API_KEY",
+    )
+    evolve.add_argument(
+        "--llm-endpoint",
+        metavar="NAME",
+        help="with --server: one of the server's model endpoints, on its key within your allowance "
+        "(GET /api/v1/evolution/endpoints lists them)",
+    )
     evolve.add_argument(
         "--llm-model", metavar="NAME", help="the children's model (and the root's, unless --root-model)"
     )

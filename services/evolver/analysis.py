@@ -62,6 +62,7 @@ def _shrink(snapshot: dict[str, Any]) -> dict[str, Any]:
 async def _run(code: str, snapshot: dict[str, Any], settings: Settings) -> str:
     from shared.botclient import HttpBotConnection
     from shared.sandbox import SandboxError, start_bot
+    from shared.sandbox.uids import SandboxUids
 
     secret = generate_secret()
     source = WRAPPER.format(code=code, max_output=MAX_OUTPUT_CHARS)
@@ -74,6 +75,7 @@ async def _run(code: str, snapshot: dict[str, Any], settings: Settings) -> str:
             limits=LIMITS,
             backend=settings.sandbox_backend,
             dev_mode=settings.dev_mode,
+            uids=SandboxUids.from_settings(settings),
         )
     except SandboxError as exc:
         return f"the sandbox is not available: {exc}"

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, Protocol
+
+from sqlalchemy.exc import InterfaceError, OperationalError, StatementError
 
 from services.evolver import metrics, store
 from services.evolver.llm import (
@@ -24,7 +26,9 @@ from services.evolver.llm import (
     RejectedToolCall,
     ToolCall,
 )
+from shared.config import Settings
 from shared.evolution.config import LimitsConfig
+from shared.jsonsafe import safe_text, storable
 from shared.states import LlmCallStatus
 
 log = logging.getLogger("services.evolver")
@@ -34,12 +38,49 @@ class Transport(Protocol):
     def complete(self, request: LlmRequest) -> LlmOutcome: ...
 
 
+class OwnerCaps:
+    """What the run's owner may still spend: the daily LLM quota (`ARENA_QUOTA_LLM_USD_PER_DAY`, on
+    every run's calls) and, on an operator's endpoint, the allowance on them
+    (shared.evolution.allowance). Checked before every call that could cost something."""
+
+    def __init__(self, owner_id: uuid.UUID, settings: Settings, *, operator: bool) -> None:
+        self.owner_id = owner_id
+        self.settings = settings
+        self.operator = operator
+
+    def check(self, projected_cost_usd: float) -> str | None:
+        if projected_cost_usd <= 0:
+            return None
+        left = store.llm_usd_left_today(self.owner_id, self.settings)
+        if projected_cost_usd > left:
+            return (
+                f"the owner's LLM quota: ${max(left, 0.0):.4f} of ${self.settings.quota_llm_usd_per_day:.2f} "
+                f"left within 24 h (ARENA_QUOTA_LLM_USD_PER_DAY), this call could cost up to "
+                f"${projected_cost_usd:.4f}"
+            )
+        if not self.operator:
+            return None
+        books = store.operator_spent(self.owner_id, self.settings)
+        if books is None:
+            return None
+        spent, cap = books
+        if spent + projected_cost_usd > cap:
+            return (
+                f"the owner's allowance on the platform's model endpoints: ${spent:.4f} spent within "
+                f"{self.settings.llm_operator_window_days:g} days, this call could cost up to "
+                f"${projected_cost_usd:.4f}, allowance ${cap:.2f}"
+            )
+        return None
+
+
 class RunBudget:
-    """The run's hard caps, checked against the recorded books before every attempt."""
+    """The run's hard caps, checked against the recorded books before every attempt, and what its
+    owner may still spend (`OwnerCaps`)."""
 
     def __init__(self, run_id: uuid.UUID, limits: LimitsConfig) -> None:
         self.run_id = run_id
         self.limits = limits
+        self.owner_caps: OwnerCaps | None = None
 
     def check(self, request: LlmRequest, projected_cost_usd: float, projected_tokens: int) -> str | None:
         spent, tokens = store.spend(self.run_id)
@@ -52,11 +93,40 @@ class RunBudget:
         token_cap = self.limits.max_tokens
         if token_cap is not None and tokens + projected_tokens > token_cap:
             return f"token cap: {tokens} used, this call could use up to {projected_tokens}, cap {token_cap}"
+        if self.owner_caps is not None:
+            return self.owner_caps.check(projected_cost_usd)
         return None
 
     def record(self, request: LlmRequest, outcome: LlmOutcome) -> None:
         """Recording happens in RecordedLlm (with the step key), not here."""
         return None
+
+
+MAX_STORED_ERROR_CHARS = 2_000
+
+
+def sanitised(outcome: LlmOutcome) -> LlmOutcome:
+    """The one path for what the evolver keeps of an LLM's answer: text, tool calls and their
+    arguments, rejected calls and errors lose NUL (also `\\u0000` inside JSON arguments), lone
+    surrogates and non-finite numbers (shared.jsonsafe), so the database takes whatever the model
+    sent, and everything downstream (programs, events, the root's reasoning) reads clean text."""
+    return replace(
+        outcome,
+        text=safe_text(outcome.text),
+        tool_calls=[
+            ToolCall(safe_text(call.id), safe_text(call.name), storable(call.arguments))
+            for call in outcome.tool_calls
+        ],
+        rejected_tool_calls=[
+            RejectedToolCall(
+                safe_text(call.id), safe_text(call.name), safe_text(call.arguments), safe_text(call.reason)
+            )
+            for call in outcome.rejected_tool_calls
+        ],
+        error=None if outcome.error is None else safe_text(outcome.error, MAX_STORED_ERROR_CHARS),
+        finish_reason=None if outcome.finish_reason is None else safe_text(outcome.finish_reason, 64),
+        model=None if outcome.model is None else safe_text(outcome.model, 200),
+    )
 
 
 def _outcome_json(outcome: LlmOutcome) -> store.StoredCall:
@@ -108,20 +178,11 @@ class RecordedLlm:
         if found is not None:
             self.reused += 1
             return _outcome(found)
-        outcome = self.transport.complete(request)
+        outcome = sanitised(self.transport.complete(request))
         metrics.record_llm_call(request.role, outcome)
         if outcome.failure == FailureKind.BUDGET:
             return outcome  # never made: nothing to record or pay
-        stored = _outcome_json(outcome)
-        recorded = store.record_call(
-            self.run_id,
-            key=request.key,
-            role=request.role,
-            model=request.model,
-            generation=generation,
-            messages=_storable_messages(request.messages),
-            call=stored,
-        )
+        recorded = self._record(request, generation, outcome)
         if not recorded:  # another process recorded this step meanwhile: theirs is the one that counts
             again = store.find_call(self.run_id, request.key)
             if again is not None:
@@ -130,6 +191,46 @@ class RecordedLlm:
             log.warning("run %s: LLM call %s failed: %s", self.run_id, request.key, outcome.error)
         return outcome
 
+    def _record(self, request: LlmRequest, generation: int, outcome: LlmOutcome) -> bool:
+        """Record the call with its cost. Should the full record be refused all the same, the call is
+        recorded without its prompt and answer, so its cost is counted and the step is never paid
+        twice; only a database that cannot be reached at all leaves it unrecorded."""
+        stored = _outcome_json(outcome)
+        try:
+            return store.record_call(
+                self.run_id,
+                key=request.key,
+                role=request.role,
+                model=safe_text(request.model, 128),
+                generation=generation,
+                messages=_storable_messages(request.messages),
+                call=stored,
+            )
+        except (OperationalError, InterfaceError):
+            raise  # the database is out of reach: the chunk fails and is retried
+        except StatementError:
+            log.exception(
+                "run %s: LLM call %s could not be stored whole; recording its cost", self.run_id, request.key
+            )
+        bare = replace(
+            stored,
+            status=LlmCallStatus.FAILED,
+            answer="",
+            tool_calls=[],
+            rejected_tool_calls=[],
+            error="the answer could not be stored",
+        )
+        return store.record_call(
+            self.run_id,
+            key=request.key,
+            role=request.role,
+            model=safe_text(request.model, 128),
+            generation=generation,
+            messages=[],
+            call=bare,
+        )
 
-def _storable_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [dict(m) for m in messages]
+
+def _storable_messages(messages: list[dict[str, Any]]) -> list[Any]:
+    stored = storable(messages)
+    return stored if isinstance(stored, list) else []

@@ -97,6 +97,7 @@ class CascadeEvaluator:
             game=self.ctx.game,
             candidate_bot_id=bot_id,
             candidate_version_id=version_id,
+            run_id=self.ctx.id,
             deadline_s=settings.tournament_deadline_s,
         )
         program_id = program.id

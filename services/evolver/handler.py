@@ -16,31 +16,60 @@ import uuid
 from typing import Any
 
 from services.evolver import store
-from services.evolver.calls import RecordedLlm, RunBudget, Transport
+from services.evolver.calls import OwnerCaps, RecordedLlm, RunBudget, Transport
 from services.evolver.engine import Engine
 from services.evolver.tools import EngineState
 from shared.config import Settings, get_settings
-from shared.evolution import EVOLUTION, LlmEndpointRefused
-from shared.evolution.endpoint import check_llm_endpoint
+from shared.evolution import EVOLUTION, EvolutionError
+from shared.evolution.endpoint import connect_llm_endpoint, operator_endpoint, pinned_http_client
 from shared.jobs import ChunkResult, ChunkWork, JobHandler, PermanentJobError
 
 log = logging.getLogger("services.evolver")
 
 
-def make_transport(ctx: store.RunContext, budget: RunBudget) -> Transport:
-    """The real `openai` client against the run's endpoint, or the built-in operator in process."""
-    from services.evolver.llm import BuiltinTransport, LlmClient, api_key_from_env
+def make_transport(ctx: store.RunContext, settings: Settings, budget: RunBudget) -> Transport:
+    """The run's LLM source, with its own key and nobody else's: the built-in operator in process,
+    one of the operator's endpoints with the operator's key (charged the operator's prices, within
+    the owner's allowance), or the run's own base URL with the run's own key. The HTTP client
+    connects only to the address checked when the chunk starts and follows no redirect."""
+    from services.evolver.llm import BuiltinTransport, LlmClient
 
     llm = ctx.config.llm
-    prices = {model: {"input": p.input, "output": p.output} for model, p in llm.prices.items()}
-    if llm.base_url is None:
+    if llm.builtin:
         return BuiltinTransport(budget=budget)
+    try:
+        if llm.endpoint is not None:
+            endpoint = operator_endpoint(settings, llm.endpoint)
+            base_url, operator = endpoint.base_url, True
+            try:
+                api_key = endpoint.read_key()
+            except OSError as exc:
+                log.error("LLM endpoint %s: its key file cannot be read: %s", llm.endpoint, exc.strerror)
+                raise PermanentJobError(
+                    f"the platform's model endpoint {llm.endpoint!r} is misconfigured (its key cannot be "
+                    "read); an operator has been told"
+                ) from None
+            prices = {model: {"input": p.input, "output": p.output} for model, p in endpoint.prices.items()}
+        else:
+            assert llm.base_url is not None
+            if not ctx.api_key:
+                raise PermanentJobError(
+                    "the run has its own llm.base_url but no key of its own, and the platform's keys are "
+                    "only used with its endpoints: start a new run with an api_key, or on llm.endpoint"
+                )
+            base_url, operator, api_key = llm.base_url, False, ctx.api_key
+            prices = {model: {"input": p.input, "output": p.output} for model, p in llm.prices.items()}
+        resolved = connect_llm_endpoint(settings, base_url, operator=operator)
+        budget.owner_caps = OwnerCaps(ctx.owner_id, settings, operator=operator)
+    except EvolutionError as exc:
+        raise PermanentJobError(exc.message) from None
     return LlmClient(
-        base_url=llm.base_url,
-        api_key=ctx.api_key or api_key_from_env(),
+        base_url=base_url,
+        api_key=api_key,
         budget=budget,
         price_overrides=prices,
         max_attempts=llm.max_attempts,
+        http_client=pinned_http_client(resolved, timeout_s=llm.timeout_s),
     )
 
 
@@ -48,14 +77,8 @@ def build_engine(ctx: store.RunContext, settings: Settings, work: ChunkWork | No
     from services.evolver.analysis import run_analysis
     from services.evolver.evaluator import CascadeEvaluator
 
-    if ctx.config.llm.base_url is not None:
-        try:
-            check_llm_endpoint(settings, ctx.config.llm.base_url)
-        except LlmEndpointRefused as exc:
-            raise PermanentJobError(exc.message) from None
-
     budget = RunBudget(ctx.id, ctx.config.limits)
-    llm = RecordedLlm(ctx.id, make_transport(ctx, budget))
+    llm = RecordedLlm(ctx.id, make_transport(ctx, settings, budget))
     evaluator = CascadeEvaluator(ctx, settings)
     return Engine(
         ctx,

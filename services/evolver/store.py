@@ -8,6 +8,7 @@ twice, never stores a program twice and never evaluates one twice, whatever chun
 
 from __future__ import annotations
 
+import math
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,7 +19,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from services.evolver import database
-from shared import bots
+from shared import bots, quotas
 from shared.config import Settings, get_settings
 from shared.crypto import decrypt_secret
 from shared.db.models import (
@@ -31,6 +32,7 @@ from shared.db.models import (
     User,
 )
 from shared.db.session import session_scope
+from shared.evolution.allowance import operator_allowance
 from shared.evolution.config import EvolutionConfig
 from shared.states import (
     BotOrigin,
@@ -41,6 +43,7 @@ from shared.states import (
     LlmRole,
     ProgramOrigin,
     ProgramStatus,
+    UserRole,
 )
 
 
@@ -222,6 +225,23 @@ def spend(run_id: uuid.UUID) -> tuple[float, int]:
             select(EvolutionRun.spent_usd, EvolutionRun.tokens).where(EvolutionRun.id == run_id)
         ).one()
         return float(row[0]), int(row[1])
+
+
+def llm_usd_left_today(owner_id: uuid.UUID, settings: Settings) -> float:
+    """What the owner's runs may still spend on LLM calls today (shared.quotas)."""
+    with session_scope() as session:
+        owner = session.get(User, owner_id)
+        return math.inf if owner is None else quotas.llm_usd_left(session, settings, owner)
+
+
+def operator_spent(owner_id: uuid.UUID, settings: Settings) -> tuple[float, float] | None:
+    """(spent, cap) of the owner's allowance on the operator's endpoints; None for an admin."""
+    with session_scope() as session:
+        role = session.scalar(select(User.role).where(User.id == owner_id))
+        if role == UserRole.ADMIN:
+            return None
+        allowance = operator_allowance(session, settings, owner_id)
+        return allowance.spent_usd, allowance.cap_usd
 
 
 # ---------------------------------------------------------------- events and generations

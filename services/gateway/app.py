@@ -19,6 +19,7 @@ from services.gateway.access_log import install_access_log, remove_access_log
 from services.gateway.body_limit import BodyLimitMiddleware
 from services.gateway.bots.views import router as bots_router
 from services.gateway.errors import install_error_handlers
+from services.gateway.evolution.endpoints import router as llm_endpoints_router
 from services.gateway.evolution.views import router as evolution_router
 from services.gateway.games.views import router as games_router
 from services.gateway.health import router as health_router
@@ -106,6 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         users_router,
         training_router,
         evolution_router,
+        llm_endpoints_router,
     ):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(health_router)

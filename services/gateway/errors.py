@@ -9,6 +9,7 @@ services/gateway/openapi.py.
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -20,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from shared.bots import errors as bot_errors
 from shared.evolution import errors as evolution_errors
 from shared.matches import MatchRequestError
+from shared.quotas import QuotaExceeded
 from shared.training import errors as training_errors
 
 log = logging.getLogger("services.gateway.errors")
@@ -127,6 +129,10 @@ EVOLUTION_ERROR_STATUS: dict[type[evolution_errors.EvolutionError], int] = {
     evolution_errors.InvalidSeed: 422,
     evolution_errors.InvalidFitnessWeights: 422,
     evolution_errors.LlmEndpointRefused: 422,
+    evolution_errors.UnknownLlmEndpoint: 422,
+    evolution_errors.LlmKeyMisuse: 422,
+    evolution_errors.LlmModelNotOffered: 422,
+    evolution_errors.LlmMoneyCapReached: 429,
 }
 """The HTTP status of each evolution-domain error."""
 EVOLUTION_ERROR_FIELD: dict[type[evolution_errors.EvolutionError], str] = {
@@ -134,6 +140,9 @@ EVOLUTION_ERROR_FIELD: dict[type[evolution_errors.EvolutionError], str] = {
     evolution_errors.InvalidSeed: "body.config.seeds",
     evolution_errors.InvalidFitnessWeights: "body.config.evaluation.fitness_weights",
     evolution_errors.LlmEndpointRefused: "body.config.llm.base_url",
+    evolution_errors.UnknownLlmEndpoint: "body.config.llm.endpoint",
+    evolution_errors.LlmKeyMisuse: "body.api_key",
+    evolution_errors.LlmModelNotOffered: "body.config.llm",
 }
 """The request field a refused run creation is about, listed in `errors` like a validation error."""
 
@@ -143,11 +152,21 @@ async def _evolution_error(request: Request, exc: evolution_errors.EvolutionErro
     field = EVOLUTION_ERROR_FIELD.get(type(exc))
     if field is not None:
         body["errors"] = [{"loc": field, "msg": exc.message, "type": "value_error"}]
-    return JSONResponse(body, status_code=EVOLUTION_ERROR_STATUS.get(type(exc), 400))
+    headers = None
+    if isinstance(exc, evolution_errors.LlmMoneyCapReached):
+        headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))}
+    return JSONResponse(body, status_code=EVOLUTION_ERROR_STATUS.get(type(exc), 400), headers=headers)
 
 
 async def _match_request_error(request: Request, exc: MatchRequestError) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=exc.status_code)
+
+
+async def _quota_exceeded(request: Request, exc: QuotaExceeded) -> JSONResponse:
+    """429: `detail` names the quota and its setting; Retry-After says when it passes again."""
+    return JSONResponse(
+        {"detail": exc.message}, status_code=429, headers={"Retry-After": str(exc.retry_after_s)}
+    )
 
 
 async def _integrity_error(request: Request, exc: IntegrityError) -> JSONResponse:
@@ -172,6 +191,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error)  # type: ignore[arg-type]
     app.add_exception_handler(bot_errors.BotError, _bot_error)  # type: ignore[arg-type]
     app.add_exception_handler(MatchRequestError, _match_request_error)  # type: ignore[arg-type]
+    app.add_exception_handler(QuotaExceeded, _quota_exceeded)  # type: ignore[arg-type]
     app.add_exception_handler(training_errors.TrainingError, _training_error)  # type: ignore[arg-type]
     app.add_exception_handler(evolution_errors.EvolutionError, _evolution_error)  # type: ignore[arg-type]
     app.add_exception_handler(IntegrityError, _integrity_error)  # type: ignore[arg-type]

@@ -55,13 +55,16 @@ def error(
 
 def responses(*parts: Responses) -> Responses:
     """Merge declarations; where two declare the same status, both descriptions (whole sentences)
-    are kept."""
+    and both's headers are kept (the first's example)."""
     merged: Responses = {}
     for part in parts:
         for code, declared in part.items():
             if code in merged:
                 first = merged[code]
                 merged[code] = {**first, "description": f"{first['description']} {declared['description']}"}
+                headers = {**first.get("headers", {}), **declared.get("headers", {})}
+                if headers:
+                    merged[code]["headers"] = headers
             else:
                 merged[code] = dict(declared)
     return merged
@@ -163,6 +166,35 @@ def not_found(description: str) -> Responses:
     return {404: error(description)}
 
 
+def _quota(description: str, example: str) -> Responses:
+    return {
+        429: error(
+            f"{description} `detail` names the quota and its setting (shared/quotas.py).",
+            {"Retry-After": "seconds until the quota lets this request through again"},
+            example,
+        )
+    }
+
+
+RUN_QUOTAS = _quota(
+    "Over one of your quotas: runs created per hour (when creating), runs queued or running at once, "
+    "or the last 24 h's training time (training runs) or LLM spend (evolution runs).",
+    "quota reached: 4 of your runs are queued or running; at most 4 runs (training and evolution "
+    "together) at once per user (ARENA_QUOTA_ACTIVE_RUNS); stop one, or try again when one has ended",
+)
+"""For operations that create or resume a training or evolution run."""
+BOT_QUOTA = _quota(
+    "Over your quota of bots registered per hour.",
+    "quota reached: 10 bots registered in the last hour; at most 10 per hour per user "
+    "(ARENA_QUOTA_BOTS_PER_HOUR); try again in 1200 s",
+)
+UPLOAD_QUOTA = _quota(
+    "Over your quota of hosted code uploads (new versions, training exports) per hour.",
+    "quota reached: 30 hosted code uploads (new versions and training exports) in the last hour; at "
+    "most 30 per hour per user (ARENA_QUOTA_UPLOADS_PER_HOUR); try again in 600 s",
+)
+
+
 API_DESCRIPTION = """\
 **Authentication.** Send an API key as `Authorization: Bearer <api key>` or `X-API-Key: <api key>`
 (in these docs: the **Authorize** button). Read endpoints (games, leaderboards, matches, replays,
@@ -182,7 +214,7 @@ says what went wrong for a person to read; `errors` is there when there is a lis
 | 410 | a replay that was stored but is no longer in its replay storage |
 | 413 | a body over the size limit, hosted code over its character limit |
 | 422 | invalid parameters or body (`errors` lists them), refused code, a failed endpoint health check |
-| 429 | over the challenge rate limit (see `Retry-After`) |
+| 429 | over the challenge rate limit or one of your quotas; `Retry-After` says when to try again |
 | 503 | a backing service (the queue, the rate limiter, replay storage) is unreachable; try again later |
 """
 """The API's introduction at the top of `/docs` and `/redoc`."""

@@ -75,6 +75,7 @@ async def _open_http(seat: Seat, secret: str, settings: Settings) -> OpenSeat:
 async def _open_hosted(seat: Seat, secret: str, game: str, settings: Settings) -> OpenSeat:
     from shared.sandbox import SandboxError, start_bot
     from shared.sandbox.turns import FrozenBetweenTurns
+    from shared.sandbox.uids import SandboxUids
 
     if not seat.source:
         return _unreachable("hosted bot has no code", SeatProblem.START_FAILED)
@@ -87,6 +88,7 @@ async def _open_hosted(seat: Seat, secret: str, game: str, settings: Settings) -
             game=game,
             backend=settings.sandbox_backend,
             dev_mode=settings.dev_mode,
+            uids=SandboxUids.from_settings(settings),
         )
     except SandboxError as exc:
         log.error("cannot start a sandbox for bot %s: %s", seat.bot_id, exc)

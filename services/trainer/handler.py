@@ -2,13 +2,15 @@
 
 Each chunk loads the run's trainer from its last checkpoint file (or creates it on the first
 chunk, or goes on with the trainer this process saved that very checkpoint from: `WarmCache`),
-trains for up to ARENA_TRAINING_CHUNK_SECONDS, and at every iteration boundary reads the config
-changes asked meanwhile (one primary-key read) and applies what it has not applied yet. After each
-iteration it writes the metrics row and the run's counters (only while it holds the chunk's
-lease), publishes `training.progress` and logs a progress line. It stops early when a stop is
-asked. Then it saves a checkpoint file, exports the policy as a stdlib-only hosted bot, and
-`record` writes the checkpoint row, the run's state and the changes it applied in the transaction
-that commits the job's checkpoint. A run on a device this worker lacks fails at once.
+trains for up to ARENA_TRAINING_CHUNK_SECONDS (less when the owner's daily training time,
+ARENA_QUOTA_TRAINING_SECONDS_PER_DAY, runs out first; none left fails the run), and at every
+iteration boundary reads the config changes asked meanwhile (one primary-key read) and applies
+what it has not applied yet. After each iteration it writes the metrics row and the run's counters
+(only while it holds the chunk's lease), publishes `training.progress` and logs a progress line.
+It stops early when a stop is asked. Then it saves a checkpoint file, exports the policy as a
+stdlib-only hosted bot, and `record` writes the checkpoint row, the run's state and the changes it
+applied in the transaction that commits the job's checkpoint. A run on a device this worker lacks
+fails at once.
 
 torch is imported in the pool process (services/trainer/worker.py), never in the worker's parent.
 """
@@ -30,6 +32,7 @@ from services.trainer.store import ChunkOutput, IterationRow, NewCheckpoint, Run
 from shared.config import Settings, get_settings
 from shared.jobs import ChunkResult, ChunkWork, JobHandler, PermanentJobError, worker_name
 from shared.jsonsafe import storable
+from shared.quotas import QuotaExceeded
 from shared.states import HostedContract, JobStatus, TrainingStage
 from shared.training import TRAINING, changes
 
@@ -139,6 +142,7 @@ class TrainingHandler(JobHandler):
         run = store.load_run(run_id)
         if run is None:
             raise PermanentJobError(f"training run {run_id} does not exist")
+        chunk_seconds = seconds_allowed(run_id, settings)
         root = settings.training_checkpoints_path()
         clean_up(root, run_id, partials=True)
         trainer = self.warm.take(run_id, work.checkpoint) or self._trainer(
@@ -168,7 +172,7 @@ class TrainingHandler(JobHandler):
             record_iteration(metrics, trainer.args.num_envs * trainer.args.num_steps)
 
         trainer.run(
-            max_seconds=settings.training_chunk_seconds,
+            max_seconds=chunk_seconds,
             before_iteration=pending.before_iteration,
             on_iteration=on_iteration,
             should_stop=lambda: work.stop_requested or work.lease_lost,
@@ -258,6 +262,19 @@ class TrainingHandler(JobHandler):
             bot_contract=EXPORT_CONTRACT if source is not None else None,
             summary=summary,
         )
+
+
+def seconds_allowed(run_id: uuid.UUID, settings: Settings) -> float:
+    """This chunk's training time: ARENA_TRAINING_CHUNK_SECONDS, or what is left of the owner's
+    daily training time when that is less. With none left the run fails, saying so (a resume is
+    refused until enough of the day's training time frees up)."""
+    try:
+        left = store.training_seconds_left(run_id, settings)
+    except QuotaExceeded as exc:
+        raise PermanentJobError(
+            f"quota reached: {exc.usage}; the run stopped here: resume it in {exc.retry_after_s} s or later"
+        ) from None
+    return min(settings.training_chunk_seconds, left)
 
 
 def showcase_race(run_id: uuid.UUID, iteration: int, source: str | None) -> bytes | None:

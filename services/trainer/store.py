@@ -3,6 +3,7 @@ row, and the chunk's own writes in the transaction that commits its job checkpoi
 
 from __future__ import annotations
 
+import math
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -12,7 +13,9 @@ from sqlalchemy import delete, exists, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from shared.db.models import Job, TrainingCheckpoint, TrainingMetric, TrainingRun
+from shared import quotas
+from shared.config import Settings
+from shared.db.models import Job, TrainingCheckpoint, TrainingMetric, TrainingRun, User
 from shared.db.session import get_engine, session_scope
 from shared.states import HostedContract, JobStatus, TrainingStage
 from shared.training import changes
@@ -29,6 +32,16 @@ def load_run(run_id: uuid.UUID) -> RunConfig | None:
     with session_scope() as session:
         run = session.get(TrainingRun, run_id)
         return None if run is None else RunConfig(run.id, run.name, dict(run.config))
+
+
+def training_seconds_left(run_id: uuid.UUID, settings: Settings) -> float:
+    """What the run's owner has left of the day's training time (shared.quotas); QuotaExceeded
+    when nothing is."""
+    with session_scope() as session:
+        owner = session.scalars(
+            select(User).join(TrainingRun, TrainingRun.owner_id == User.id).where(TrainingRun.id == run_id)
+        ).one_or_none()
+        return math.inf if owner is None else quotas.training_seconds_left(session, settings, owner)
 
 
 def read_changes(run_id: uuid.UUID) -> tuple[int, dict[str, Any]]:

@@ -186,6 +186,8 @@ def parse_endpoint(endpoint: str) -> httpx.URL:
         raise EndpointRefused("endpoint must not contain credentials (user:password@)")
     if url.query or url.fragment:
         raise EndpointRefused("endpoint must not have a query string or fragment")
+    if url.port == 0:
+        raise EndpointRefused("endpoint port 0 is not a port a server listens on")
     path = url.path.rstrip("/")
     return url.copy_with(path=path or "")
 
@@ -286,17 +288,16 @@ async def resolve_endpoint(
     return ResolvedEndpoint(url=url, host=host, port=port, address=str(addresses[0]))
 
 
-class PinnedTransport(httpx.AsyncBaseTransport):
-    """Sends every request to the address checked by `resolve_endpoint`, never re-resolving.
+class _Pin:
+    """Rewrites a request to go to the checked address of one endpoint, and nowhere else.
 
-    The request URL keeps the registered host until it reaches this transport, so the Host header is
-    the bot's name; here the URL's host is swapped for the checked IP, and for https the TLS server
-    name (SNI) and certificate check use the original host name.
+    The request URL keeps the registered host until it reaches the transport, so the Host header
+    is the endpoint's name; here the URL's host is swapped for the checked IP, and for https the
+    TLS server name (SNI) and certificate check use the original host name.
     """
 
-    def __init__(self, endpoint: ResolvedEndpoint, inner: httpx.AsyncBaseTransport) -> None:
-        self._endpoint = endpoint
-        self._inner = inner
+    def __init__(self, endpoint: ResolvedEndpoint) -> None:
+        self.endpoint = endpoint
         self._rewritten: dict[str, httpx.URL] = {}
         """Pinned URL per requested URL: a bot connection uses two URLs, parsing them once is enough."""
 
@@ -305,19 +306,45 @@ class PinnedTransport(httpx.AsyncBaseTransport):
         pinned = self._rewritten.get(key)
         if pinned is None:
             port = url.port or (443 if url.scheme == "https" else 80)
-            if url.host != self._endpoint.host or port != self._endpoint.port:
-                raise httpx.UnsupportedProtocol(f"request to {url.host}:{port} is outside the bot endpoint")
-            pinned = url.copy_with(host=self._endpoint.address)
+            if url.host != self.endpoint.host or port != self.endpoint.port:
+                raise httpx.UnsupportedProtocol(f"request to {url.host}:{port} is outside the endpoint")
+            pinned = url.copy_with(host=self.endpoint.address)
             if len(self._rewritten) < 64:
                 self._rewritten[key] = pinned
         return pinned
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    def apply(self, request: httpx.Request) -> None:
         https = request.url.scheme == "https"
         request.url = self._pinned(request.url)
-        if https and not self._endpoint.is_ip_literal:
-            request.extensions = {**request.extensions, "sni_hostname": self._endpoint.host}
+        if https and not self.endpoint.is_ip_literal:
+            request.extensions = {**request.extensions, "sni_hostname": self.endpoint.host}
+
+
+class PinnedTransport(httpx.AsyncBaseTransport):
+    """Sends every request to the address checked by `resolve_endpoint`, never re-resolving."""
+
+    def __init__(self, endpoint: ResolvedEndpoint, inner: httpx.AsyncBaseTransport) -> None:
+        self._pin = _Pin(endpoint)
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self._pin.apply(request)
         return await self._inner.handle_async_request(request)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+class SyncPinnedTransport(httpx.BaseTransport):
+    """`PinnedTransport` for blocking clients (the `openai` client of the evolver)."""
+
+    def __init__(self, endpoint: ResolvedEndpoint, inner: httpx.BaseTransport) -> None:
+        self._pin = _Pin(endpoint)
+        self._inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self._pin.apply(request)
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()

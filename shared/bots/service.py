@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -37,7 +37,7 @@ from shared.bots.errors import (
 )
 from shared.config import Settings
 from shared.crypto import SecretDecryptionError, decrypt_secret, encrypt_secret
-from shared.db.models import Bot, BotVersion, Rating, User
+from shared.db.models import Bot, BotVersion, EvolutionRun, Rating, User
 from shared.games.registry import UnknownGameError, get_game
 from shared.protocol.signing import generate_secret
 from shared.sandbox.gate import check_source as gate
@@ -116,6 +116,14 @@ def may_manage(actor: User, bot: Bot) -> bool:
 def ensure_may_manage(actor: User, bot: Bot) -> None:
     if not may_manage(actor, bot):
         raise NotBotOwner(bot.id)
+
+
+def publicly_listed() -> ColumnElement[bool]:
+    """Bots anyone may see: all but the evolver's candidate bots, which play only the private
+    evaluation matches of their run and would tell who runs which evolution (their owner sees
+    them through the run)."""
+    candidates = select(EvolutionRun.candidate_bot_id).where(EvolutionRun.candidate_bot_id.is_not(None))
+    return Bot.id.not_in(candidates)
 
 
 def get_bot(session: Session, bot_id: uuid.UUID) -> Bot:

@@ -197,6 +197,11 @@ class Match(TimestampMixin, Base):
     config: Mapped[dict[str, Any]] = mapped_column(default=dict)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     requested_by_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    evolution_run_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("evolution_runs.id", ondelete="SET NULL"), index=True
+    )
+    """The evolution run an evaluation match was played for: the match is as private as its run
+    (its owner's and admins'; an evaluation match without a run, admins' only). Null for other kinds."""
     worker: Mapped[str | None] = mapped_column(String(255))
     queued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     sent_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

@@ -5,26 +5,36 @@ Every event is a frozen pydantic model with a `type` (an `EventType`), a schema 
 adding an event is one `EventType` member plus one class: publishing and parsing need nothing else.
 
 An event names its own topic (`Event.topic`); a topic is carried on the Redis channel
-`arena:events:<topic>`. Topics: `matches` (every match start and end), `match:<match id>` (a live
-match's frames, turn by turn), `training:<run id>` (a training run's iterations and status
-changes), and, reserved for events yet to come, `evolution:<run id>`.
+`arena:events:<namespace>:<topic>`, where the namespace keeps deployments that share a Redis server
+apart (`namespace_of`: pub/sub ignores Redis database numbers). Topics: `matches` (every match
+start and end), `match:<match id>` (a live match's frames, turn by turn), `training:<run id>` (a
+training run's iterations and status changes), and, reserved for events yet to come,
+`evolution:<run id>`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, ClassVar, Literal
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
+from redis.connection import parse_url
+from sqlalchemy.engine import make_url
 
+from shared.config import Settings, get_settings
 from shared.jsonsafe import storable
 from shared.states import JobStatus, MatchKind, MatchStatus, TrainingStage
 
 CHANNEL_PREFIX = "arena:events:"
 TOPIC_MATCHES = "matches"
+_NAMESPACE = re.compile(r"[A-Za-z0-9_.~%-]+")
+"""A namespace: the settings' (letters, digits, `_.-`) or a derived one (a database name quoted for
+a URL): no `:` (it ends the namespace), no whitespace, nothing a Redis pattern reads (`*?[]\\`)."""
 
 
 def match_topic(match_id: uuid.UUID | str) -> str:
@@ -41,11 +51,35 @@ def evolution_topic(run_id: uuid.UUID | str) -> str:
     return f"evolution:{run_id}"
 
 
-def channel(topic: str) -> str:
-    """The Redis channel (or, with `*`, channel pattern) that carries a topic."""
+def namespace_of(settings: Settings, redis_url: str | None = None) -> str:
+    """The namespace of a deployment's event channels: `events_namespace`, or when that is empty
+    `<PostgreSQL database name>.<Redis database number>` of `database_url` and of `redis_url`
+    (default: the events Redis). Pub/sub reaches every client of a Redis server whatever database
+    it selected, so without this two deployments on one server (different Redis databases, as
+    their Celery queues need anyway, or different PostgreSQL databases) would hear each other. Host
+    names are left out: the processes of one deployment may reach the same servers by other names."""
+    if settings.events_namespace:
+        return settings.events_namespace
+    url = redis_url or settings.events_redis_url or settings.redis_url
+    redis_db = parse_url(url).get("db", 0)  # type: ignore[no-untyped-call]  # redis-py's own parser
+    database = make_url(settings.database_url).database or ""
+    return f"{quote(database, safe='')}.{redis_db}"
+
+
+def channel_prefix(namespace: str | None = None) -> str:
+    """What every channel of a namespace starts with (default: this process's, from Settings)."""
+    namespace = namespace_of(get_settings()) if namespace is None else namespace
+    if not _NAMESPACE.fullmatch(namespace):
+        raise ValueError(f"invalid event namespace {namespace!r}")
+    return f"{CHANNEL_PREFIX}{namespace}:"
+
+
+def channel(topic: str, namespace: str | None = None) -> str:
+    """The Redis channel (or, with `*`, channel pattern) that carries a topic in a namespace
+    (default: this process's, from Settings)."""
     if not topic or any(ch.isspace() for ch in topic):
         raise ValueError(f"invalid event topic {topic!r}")
-    return CHANNEL_PREFIX + topic
+    return channel_prefix(namespace) + topic
 
 
 def topic_family(topic: str) -> str:

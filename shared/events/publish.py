@@ -30,7 +30,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from shared.config import get_settings
-from shared.events.models import Event, channel, topic_family
+from shared.events.models import Event, channel, channel_prefix, namespace_of, topic_family
 
 log = logging.getLogger(__name__)
 
@@ -100,12 +100,15 @@ _publishers: weakref.WeakSet[EventPublisher] = weakref.WeakSet()
 
 
 class EventPublisher:
-    """A queue and a sender thread for one Redis; see the module docstring for the guarantees."""
+    """A queue and a sender thread for one Redis; see the module docstring for the guarantees.
+    Events go to the channels of `namespace` (default: this deployment's for that Redis,
+    `shared.events.namespace_of`)."""
 
     def __init__(
         self,
         redis_url: str,
         *,
+        namespace: str | None = None,
         enabled: bool = True,
         max_pending: int = MAX_PENDING,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
@@ -115,6 +118,8 @@ class EventPublisher:
         linger_s: float = LINGER_S,
     ) -> None:
         self.redis_url = redis_url
+        self.namespace = namespace_of(get_settings(), redis_url) if namespace is None else namespace
+        channel_prefix(self.namespace)  # a namespace that cannot name channels fails here, not in the thread
         self.enabled = enabled
         self._max_pending = max(1, max_pending)
         self._connect_timeout_s = connect_timeout_s
@@ -263,7 +268,7 @@ class EventPublisher:
         messages: list[tuple[str, str, bytes]] = []
         for topic, event in batch:
             try:
-                messages.append((topic, channel(topic), event.to_json()))
+                messages.append((topic, channel(topic, self.namespace), event.to_json()))
             except Exception as exc:
                 _count(topic_family(topic), PublishOutcome.FAILED).inc()
                 self._problems.warning("cannot serialise %s: %s", type(event).__name__, exc)
@@ -309,14 +314,17 @@ _default_lock = threading.Lock()
 
 
 def get_publisher() -> EventPublisher:
-    """The process's publisher, configured from Settings (`events_redis_url` or `redis_url`)."""
+    """The process's publisher, configured from Settings (`events_redis_url` or `redis_url`, and the
+    deployment's namespace)."""
     global _default
     if _default is None:
         with _default_lock:
             if _default is None:
                 settings = get_settings()
                 _default = EventPublisher(
-                    settings.events_redis_url or settings.redis_url, enabled=settings.events_enabled
+                    settings.events_redis_url or settings.redis_url,
+                    namespace=namespace_of(settings),
+                    enabled=settings.events_enabled,
                 )
     return _default
 

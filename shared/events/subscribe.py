@@ -32,7 +32,15 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from shared.config import get_settings
-from shared.events.models import CHANNEL_PREFIX, Event, MalformedEvent, channel, parse_event, topic_family
+from shared.events.models import (
+    Event,
+    MalformedEvent,
+    channel,
+    channel_prefix,
+    namespace_of,
+    parse_event,
+    topic_family,
+)
 from shared.events.publish import RateLimitedLog
 
 log = logging.getLogger(__name__)
@@ -45,13 +53,15 @@ RECEIVED = Counter(
 
 
 class EventStream:
-    """Typed events from some topics, for as long as it is iterated (see the module docstring)."""
+    """Typed events from some topics, for as long as it is iterated (see the module docstring), on
+    the channels of `namespace` (default: this deployment's for that Redis, `namespace_of`)."""
 
     def __init__(
         self,
         topics: Iterable[str],
         *,
         redis_url: str | None = None,
+        namespace: str | None = None,
         connect_timeout_s: float = 2.0,
         poll_s: float = 1.0,
         retry_delay_s: float = 0.2,
@@ -61,14 +71,16 @@ class EventStream:
         topics = list(dict.fromkeys(topics))
         if not topics:
             raise ValueError("subscribe to at least one topic")
-        names = [channel(topic) for topic in topics]
-        self.topics = topics
-        self._channels = [name for name in names if "*" not in name]
-        self._patterns = [name for name in names if "*" in name]
         if redis_url is None:
             settings = get_settings()
             redis_url = settings.events_redis_url or settings.redis_url
         self.redis_url = redis_url
+        self.namespace = namespace_of(get_settings(), redis_url) if namespace is None else namespace
+        self._prefix = channel_prefix(self.namespace)
+        names = [channel(topic, self.namespace) for topic in topics]
+        self.topics = topics
+        self._channels = [name for name in names if "*" not in name]
+        self._patterns = [name for name in names if "*" in name]
         self._connect_timeout_s = connect_timeout_s
         self._poll_s = poll_s
         self._retry_delay_s = retry_delay_s
@@ -183,7 +195,7 @@ class EventStream:
             return None
         name = message["channel"]
         topic = (name.decode(errors="replace") if isinstance(name, bytes) else str(name)).removeprefix(
-            CHANNEL_PREFIX
+            self._prefix
         )
         try:
             event = parse_event(message["data"])

@@ -3,6 +3,7 @@ evolver worker in chunks on the `evolution` queue), their generations, programs,
 and spend. Plain functions over a Session that raise `EvolutionError`s; nothing here imports the
 evolver. See docs/evolver.md."""
 
+from shared.evolution.allowance import operator_allowance, require_operator_allowance
 from shared.evolution.config import (
     BUILTIN_CHILD_MODEL,
     BUILTIN_ROOT_MODEL,
@@ -21,8 +22,12 @@ from shared.evolution.errors import (
     InvalidSeed,
     LlmCallNotFound,
     LlmEndpointRefused,
+    LlmKeyMisuse,
+    LlmModelNotOffered,
+    LlmMoneyCapReached,
     ProgramNotFound,
     UnevolvableGame,
+    UnknownLlmEndpoint,
 )
 from shared.evolution.service import (
     EVOLUTION,
@@ -65,11 +70,15 @@ __all__ = [
     "LlmCallNotFound",
     "LlmConfig",
     "LlmEndpointRefused",
+    "LlmKeyMisuse",
+    "LlmModelNotOffered",
+    "LlmMoneyCapReached",
     "PriceOverride",
     "ProgramNotFound",
     "SearchConfig",
     "SpendLine",
     "UnevolvableGame",
+    "UnknownLlmEndpoint",
     "check_config",
     "create_run",
     "events",
@@ -80,9 +89,11 @@ __all__ = [
     "llm_calls",
     "may_see",
     "new_run",
+    "operator_allowance",
     "parse_program_name",
     "program",
     "programs",
+    "require_operator_allowance",
     "resume_run",
     "seq_names",
     "spend",

@@ -8,6 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from shared.botclient.errors import EndpointRefused
+from shared.botclient.ssrf import parse_endpoint
+from shared.config import ModelPrice
 from shared.states import ParentSelection
 
 MAX_SEED_CHARS = 100_000
@@ -32,21 +35,27 @@ class _Config(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
-class PriceOverride(_Config):
-    """USD per million tokens, for a model the built-in price table does not know (or prices
-    differently from this provider)."""
-
-    input: float = Field(ge=0, le=10_000)
-    output: float = Field(ge=0, le=10_000)
+PriceOverride = ModelPrice
+"""USD per million tokens, for a model the built-in price table does not know (or prices differently
+from this provider). A run's own prices apply to its own base URL only, never to an operator's
+endpoint (whose prices the operator sets)."""
 
 
 class LlmConfig(_Config):
-    """Which OpenAI-compatible endpoint and models the root and the children use."""
+    """Which endpoint and models the root and the children use: the built-in operator (neither
+    `endpoint` nor `base_url`), one of the operator's endpoints by name, or the run's own base URL
+    (which needs the run's own key)."""
 
+    endpoint: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="the name of one of the operator's model endpoints (GET /api/v1/evolution/endpoints)",
+    )
     base_url: str | None = Field(
         default=None,
         max_length=2048,
-        description="An OpenAI-compatible base URL (…/v1). None: the built-in operator, in process.",
+        description="the run's own OpenAI-compatible base URL (…/v1); the run must bring its own key",
     )
     root_model: str = Field(default=BUILTIN_ROOT_MODEL, min_length=1, max_length=128)
     child_model: str = Field(default=BUILTIN_CHILD_MODEL, min_length=1, max_length=128)
@@ -56,21 +65,31 @@ class LlmConfig(_Config):
     max_attempts: int = Field(
         default=4, ge=1, le=10, description="per call, with backoff on 429/5xx/timeouts"
     )
-    prices: dict[str, PriceOverride] = Field(default_factory=dict, max_length=16)
+    prices: dict[str, PriceOverride] = Field(
+        default_factory=dict, max_length=16, description="with a base_url only: prices of its models"
+    )
 
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        value = value.strip().rstrip("/")
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must be an http:// or https:// URL")
-        return value
+        try:
+            return str(parse_endpoint(value))
+        except EndpointRefused as exc:
+            raise ValueError(exc.message.replace("endpoint", "base_url", 1)) from None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> LlmConfig:
+        if self.endpoint is not None and self.base_url is not None:
+            raise ValueError("name an operator endpoint (endpoint) or give your own base_url, not both")
+        if self.endpoint is not None and self.prices:
+            raise ValueError("prices belong to a base_url of your own; the operator prices its endpoints")
+        return self
 
     @property
     def builtin(self) -> bool:
-        return self.base_url is None
+        return self.base_url is None and self.endpoint is None
 
 
 class LimitsConfig(_Config):

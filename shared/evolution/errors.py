@@ -51,3 +51,28 @@ class InvalidFitnessWeights(EvolutionError):
 
 class LlmEndpointRefused(EvolutionError):
     """The run's LLM base URL is not one the platform may call (shared.evolution.endpoint)."""
+
+
+class UnknownLlmEndpoint(EvolutionError):
+    """The run names an operator endpoint that is not configured (`ARENA_LLM_ENDPOINTS`)."""
+
+    def __init__(self, name: str, names: list[str]) -> None:
+        offered = ", ".join(names) if names else "none are configured"
+        super().__init__(f"llm.endpoint: no model endpoint {name!r} on this platform (endpoints: {offered})")
+        self.name = name
+
+
+class LlmKeyMisuse(EvolutionError):
+    """A key where none may go (with an operator endpoint), or none where one must (a run's own URL)."""
+
+
+class LlmModelNotOffered(EvolutionError):
+    """The run asks an operator endpoint for a model it does not offer (or names none)."""
+
+
+class LlmMoneyCapReached(EvolutionError):
+    """The user's runs have spent their allowance on the operator's endpoints for now."""
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s

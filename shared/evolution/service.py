@@ -29,14 +29,24 @@ from shared.db.models import (
     Job,
     User,
 )
-from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS, FITNESS_COMPONENTS, EvolutionConfig
-from shared.evolution.endpoint import check_llm_endpoint
+from shared.evolution.allowance import require_operator_allowance
+from shared.evolution.config import (
+    BUILTIN_CHILD_MODEL,
+    BUILTIN_ROOT_MODEL,
+    DEFAULT_FITNESS_WEIGHTS,
+    FITNESS_COMPONENTS,
+    EvolutionConfig,
+    LlmConfig,
+)
+from shared.evolution.endpoint import check_llm_endpoint, operator_endpoint
 from shared.evolution.errors import (
     EvolutionRunNotFound,
     EvolutionRunStateError,
     InvalidFitnessWeights,
     InvalidSeed,
     LlmCallNotFound,
+    LlmKeyMisuse,
+    LlmModelNotOffered,
     ProgramNotFound,
     UnevolvableGame,
 )
@@ -78,6 +88,58 @@ def check_config(game: str, config: EvolutionConfig) -> None:
             raise InvalidSeed(f"seed {index} does not pass the static gate: {listed}")
 
 
+def check_llm_source(
+    session: Session, settings: Settings, owner: User, config: EvolutionConfig, api_key: str | None
+) -> EvolutionConfig:
+    """The run's LLM source is one of three, never a mix: the built-in operator (no key), one of the
+    operator's endpoints (the operator's key, within the user's allowance) or the run's own base
+    URL with the run's own key. Returns the config with an endpoint's default model filled in."""
+    llm = config.llm
+    if llm.endpoint is not None:
+        if api_key:
+            raise LlmKeyMisuse(
+                f"api_key: a run on the endpoint {llm.endpoint!r} is called with the operator's key; "
+                "send no api_key (or give your own llm.base_url with your own key)"
+            )
+        endpoint = operator_endpoint(settings, llm.endpoint)
+        llm = _endpoint_models(llm, endpoint.models)
+        require_operator_allowance(session, settings, owner)
+        return config.model_copy(update={"llm": llm})
+    if llm.base_url is not None:
+        if not api_key:
+            raise LlmKeyMisuse(
+                "api_key: a run with its own llm.base_url must bring its own api_key (stored encrypted, "
+                "never shown); this platform's keys are only used with its own endpoints (llm.endpoint). "
+                "For a server that takes no key, send any placeholder"
+            )
+        check_llm_endpoint(settings, llm.base_url)
+        return config
+    if api_key:
+        raise LlmKeyMisuse(
+            "api_key: the built-in operator takes no key; a key goes with your own llm.base_url"
+        )
+    return config
+
+
+def _endpoint_models(llm: LlmConfig, offered: list[str]) -> LlmConfig:
+    """An operator endpoint's first model stands in for the built-in names; a model it does not
+    offer is refused."""
+    update: dict[str, str] = {}
+    for field, builtin in (("root_model", BUILTIN_ROOT_MODEL), ("child_model", BUILTIN_CHILD_MODEL)):
+        model = getattr(llm, field)
+        if model == builtin:
+            if not offered:
+                raise LlmModelNotOffered(
+                    f"llm.{field}: name the model to use on the endpoint {llm.endpoint!r}"
+                )
+            update[field] = offered[0]
+        elif offered and model not in offered:
+            raise LlmModelNotOffered(
+                f"llm.{field}: the endpoint {llm.endpoint!r} offers {', '.join(offered)}, not {model!r}"
+            )
+    return llm.model_copy(update=update)
+
+
 def new_run(
     session: Session,
     settings: Settings,
@@ -95,8 +157,7 @@ def new_run(
         weights = dict(DEFAULT_FITNESS_WEIGHTS.get(game, {"win_rate": 1.0}))
         evaluation = config.evaluation.model_copy(update={"fitness_weights": weights})
         config = config.model_copy(update={"evaluation": evaluation})
-    if config.llm.base_url is not None:
-        check_llm_endpoint(settings, config.llm.base_url)
+    config = check_llm_source(session, settings, owner, config, api_key)
     run_id = uuid.uuid4()
     job = create_job(session, EVOLUTION, {"run_id": str(run_id)})
     run = EvolutionRun(

@@ -11,7 +11,8 @@ runner serves on that descriptor. No path the bot can change is ever resolved by
 Backends:
   bwrap    bubblewrap: user, PID, network, mount, IPC and UTS namespaces; only the interpreter,
            its stdlib, the runner's files and the bot's code are visible, all read-only; a private
-           size-capped /tmp; an empty environment; an unprivileged uid; a seccomp allow-list
+           size-capped /tmp; an empty environment; a uid of its own (uids.py); host-wide /proc
+           files covered; a seccomp allow-list
            (seccomp.py); cgroups for memory, tasks, CPU and freezing (cgroups.py), or, without
            cgroups, no process creation at all; rlimits. The boundary.
   process  a plain subprocess with rlimits and an empty environment, for development machines
@@ -45,14 +46,29 @@ from shared.sandbox import seccomp
 from shared.sandbox.cgroups import CgroupError, SandboxCgroup, detect
 from shared.sandbox.limits import SandboxLimits
 from shared.sandbox.runtime import game_adapter_exists, resolve_runtime, staged_code_dir
+from shared.sandbox.uids import SandboxUids, UidError, UidLease
 from shared.states import HostedContract
 
 log = logging.getLogger(__name__)
 
 CONTRACTS = tuple(HostedContract)
-SANDBOX_UID = 65534
-SANDBOX_GID = 65534
 _LOG_TAIL_BYTES = 4000
+NOBODY = 65534
+"""The uid and gid inside a sandbox of a worker that is not root: bubblewrap maps it to the
+worker's own (the sandbox then has no uid of its own to run as)."""
+MASKED_PROC_FILES = (
+    "/proc/stat", "/proc/loadavg", "/proc/uptime", "/proc/meminfo", "/proc/vmstat", "/proc/zoneinfo",
+    "/proc/buddyinfo", "/proc/slabinfo", "/proc/pagetypeinfo", "/proc/vmallocinfo", "/proc/swaps",
+    "/proc/interrupts", "/proc/softirqs", "/proc/schedstat", "/proc/sched_debug", "/proc/timer_list",
+    "/proc/diskstats", "/proc/locks", "/proc/cpuinfo", "/proc/cmdline", "/proc/config.gz",
+    "/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr", "/proc/sys/fs/inode-state",
+    "/proc/sys/fs/dentry-state", "/proc/sys/fs/aio-nr", "/proc/sys/kernel/pty/nr",
+)  # fmt: skip
+"""Host-wide /proc files, covered by /dev/null in every sandbox: CPU, memory, I/O, interrupt and
+lock counters move with the other matches on the host (a timing side channel), and the rest
+describe the host (its boot line, kernel config, CPU model). The sandbox's own /proc/self stays."""
+MASKED_PROC_DIRS = ("/proc/pressure",)
+"""Host-wide /proc directories (pressure stall information), covered by an empty tmpfs."""
 
 
 class SandboxError(RuntimeError):
@@ -68,16 +84,16 @@ class Backend:
     uses_seccomp = False
     uses_cgroups = False
 
-    def __init__(self, *, uid: int = SANDBOX_UID, gid: int = SANDBOX_GID) -> None:
-        self.uid = uid
-        self.gid = gid
+    def __init__(self) -> None:
         self.drops_privileges = os.geteuid() == 0
+        """Root starts each sandbox as a uid of its own (leased from SandboxUids)."""
 
     def command(
-        self, work: Path, limits: SandboxLimits, fds: dict[str, int]
+        self, work: Path, limits: SandboxLimits, fds: dict[str, int], *, uid: int, gid: int
     ) -> tuple[list[str], dict[str, str], str]:
         """argv, the in-sandbox path of the code ({"code"}), and the cwd. `fds` holds the
-        descriptors the launcher inherits: "info" (bubblewrap's --info-fd), "seccomp"."""
+        descriptors the launcher inherits: "info" (bubblewrap's --info-fd), "seccomp"; `uid` and
+        `gid` are the sandbox's inside."""
         raise NotImplementedError
 
 
@@ -92,12 +108,10 @@ class BwrapBackend(Backend):
     uses_info_fd = True
     uses_seccomp = True
 
-    def __init__(
-        self, *, uid: int = SANDBOX_UID, gid: int = SANDBOX_GID, use_cgroups: bool | None = None
-    ) -> None:
+    def __init__(self, *, use_cgroups: bool | None = None) -> None:
         """`use_cgroups`: None uses them when the host has them; False forces the fallback (no
         process creation in the sandbox), as on a host without cgroups."""
-        super().__init__(uid=uid, gid=gid)
+        super().__init__()
         found = shutil.which("bwrap")
         if found is None:
             raise SandboxError("bubblewrap (bwrap) is not installed; hosted bots cannot run securely")
@@ -106,7 +120,7 @@ class BwrapBackend(Backend):
         self.uses_cgroups = detect() is not None if use_cgroups is None else use_cgroups
 
     def command(
-        self, work: Path, limits: SandboxLimits, fds: dict[str, int]
+        self, work: Path, limits: SandboxLimits, fds: dict[str, int], *, uid: int, gid: int
     ) -> tuple[list[str], dict[str, str], str]:
         runtime = resolve_runtime(drops_privileges=self.drops_privileges)
         argv = [
@@ -136,9 +150,9 @@ class BwrapBackend(Backend):
             "PYTHONDONTWRITEBYTECODE",
             "1",
             "--uid",
-            str(self.uid),
+            str(uid),
             "--gid",
-            str(self.gid),
+            str(gid),
             "--hostname",
             "sandbox",
         ]
@@ -153,9 +167,8 @@ class BwrapBackend(Backend):
                 argv += ["--ro-bind", link, link]
             else:
                 argv += ["--symlink", target, link]
+        argv += ["--proc", "/proc", *_proc_masks()]
         argv += [
-            "--proc",
-            "/proc",
             "--dev",
             "/dev",
             "--remount-ro",
@@ -190,24 +203,38 @@ class ProcessBackend(Backend):
     name = "process"
     secure = False
 
-    def __init__(self, *, dev_mode: bool, uid: int = SANDBOX_UID, gid: int = SANDBOX_GID) -> None:
+    def __init__(self, *, dev_mode: bool) -> None:
         if not dev_mode:
             raise SandboxError(
                 "the 'process' backend has no isolation and is refused outside development mode"
             )
-        super().__init__(uid=uid, gid=gid)
+        super().__init__()
         log.warning(
             "INSECURE: hosted bots run as plain processes (no namespaces, no filesystem isolation); "
             "use only for development with code you trust"
         )
 
     def command(
-        self, work: Path, limits: SandboxLimits, fds: dict[str, int]
+        self, work: Path, limits: SandboxLimits, fds: dict[str, int], *, uid: int, gid: int
     ) -> tuple[list[str], dict[str, str], str]:
         runtime = resolve_runtime(drops_privileges=self.drops_privileges)
         runner = os.path.join(staged_code_dir(), "hosted_runner.py")
         argv = [runtime.executable, "-I", "-S", "-B", runner]
         return argv, {"code": str(work / "code" / "bot.py")}, str(work)
+
+
+def _proc_masks() -> list[str]:
+    """bubblewrap options covering the host-wide /proc files that exist here (a mount over a path
+    that does not exist would fail). /dev/null bound read-only (bubblewrap adds nodev) cannot be
+    opened at all; glibc then counts CPUs with sched_getaffinity, as os.cpu_count() needs."""
+    masks: list[str] = []
+    for path in MASKED_PROC_FILES:
+        if os.path.isfile(path):
+            masks += ["--ro-bind", "/dev/null", path]
+    for path in MASKED_PROC_DIRS:
+        if os.path.isdir(path):
+            masks += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]  # 4096: one page, empty
+    return masks
 
 
 def make_backend(name: str, *, dev_mode: bool = False) -> Backend:
@@ -229,6 +256,8 @@ class _Resources:
         self.init_pidfd: int | None = None
         """A pidfd on the sandbox's own init (PID 1 inside): killing it takes down the namespace."""
         self.cgroup: SandboxCgroup | None = None
+        self.lease: UidLease | None = None
+        """The sandbox's own uid, released last, once none of its processes is left."""
 
     def kill(self) -> None:
         """Kill the sandbox's init first (the kernel then kills every process in its PID namespace,
@@ -270,6 +299,9 @@ class _Resources:
         if self.work is not None:
             shutil.rmtree(self.work, ignore_errors=True)
             self.work = None
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
 
 
 class SandboxedBot:
@@ -290,7 +322,10 @@ class SandboxedBot:
         limits: SandboxLimits | None = None,
         backend: str | Backend = "bwrap",
         dev_mode: bool = False,
+        uids: SandboxUids | None = None,
     ) -> None:
+        """`uids`: the range a root worker's sandboxes run as (SandboxUids.from_settings); None
+        takes the settings' defaults."""
         if contract not in CONTRACTS:
             raise SandboxError(f"unknown contract {contract!r}; expected one of {CONTRACTS}")
         if contract == HostedContract.CODINGAME and (game is None or not game_adapter_exists(game)):
@@ -310,6 +345,7 @@ class SandboxedBot:
         self.contract = contract
         self.game = game
         self.limits = limits or SandboxLimits()
+        self.uids = uids or SandboxUids.default()
         self.start_error: str | None = None
         self.started_at: float | None = None
         self._res = _Resources()
@@ -334,6 +370,11 @@ class SandboxedBot:
             os.chmod(work, 0o711)
         if self.contract == HostedContract.CODINGAME and self.game:
             staged_code_dir((self.game,))
+        if self.backend.drops_privileges:
+            try:
+                self._res.lease = self.uids.lease()
+            except UidError as exc:
+                raise SandboxError(str(exc)) from exc
         if self.backend.uses_cgroups:
             support = detect()
             if support is None:
@@ -351,7 +392,9 @@ class SandboxedBot:
         if self.backend.uses_seccomp:
             fds["seccomp"] = _pipe_with(seccomp.compiled_filter(processes=self.backend.uses_cgroups))
         child_ends = [ready_w, *fds.values()]  # the launcher's; the host keeps ready_r and info_r
-        argv, inside, cwd = self.backend.command(work, self.limits, fds)
+        lease = self._res.lease
+        uid, gid = (lease.uid, lease.gid) if lease is not None else (NOBODY, NOBODY)
+        argv, inside, cwd = self.backend.command(work, self.limits, fds, uid=uid, gid=gid)
         self._res.log_file = open(work / "bot.log", "wb")  # noqa: SIM115 - closed by _Resources
         config = {
             "secret": self.secret,
@@ -373,7 +416,7 @@ class SandboxedBot:
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
                 pass_fds=(listener.fileno(), *child_ends),
                 start_new_session=True,
-                preexec_fn=_launcher_setup(self.limits, self.backend, self._res.cgroup),
+                preexec_fn=_launcher_setup(self.limits, self._res.cgroup, lease),
             )
         except OSError as exc:
             listener.close()
@@ -446,6 +489,12 @@ class SandboxedBot:
         if self._socket_path is None:
             raise SandboxError("not started")
         return self._socket_path
+
+    @property
+    def uid(self) -> int | None:
+        """The host uid (and gid) the sandbox runs as; None when the worker is not root (then it
+        runs as the worker's own)."""
+        return self._res.lease.uid if self._res.lease is not None else None
 
     @property
     def cgroup(self) -> SandboxCgroup | None:
@@ -542,10 +591,18 @@ def start_bot(
     limits: SandboxLimits | None = None,
     backend: str = "bwrap",
     dev_mode: bool = False,
+    uids: SandboxUids | None = None,
 ) -> SandboxedBot:
     """Create and start a hosted bot; check `.start_error` (or just let its turns fail)."""
     bot = SandboxedBot(
-        source, secret=secret, contract=contract, game=game, limits=limits, backend=backend, dev_mode=dev_mode
+        source,
+        secret=secret,
+        contract=contract,
+        game=game,
+        limits=limits,
+        backend=backend,
+        dev_mode=dev_mode,
+        uids=uids,
     )
     bot.start()
     return bot
@@ -605,12 +662,14 @@ def _pipe_with(data: bytes) -> int:
 
 
 def _launcher_setup(
-    limits: SandboxLimits, backend: Backend, cgroup: SandboxCgroup | None
+    limits: SandboxLimits, cgroup: SandboxCgroup | None, lease: UidLease | None
 ) -> Callable[[], None]:
     """Runs in the launcher between fork and exec: join the sandbox's cgroups (still root, so
-    before any bot code exists every process of the sandbox is counted), drop to the sandbox
-    uid, then set per-process caps so they hold from the first instruction. The process count
-    is left to the in-sandbox runner: set here it would be shared by every sandbox of the uid."""
+    before any bot code exists every process of the sandbox is counted), drop to the sandbox's
+    own uid, then set per-process caps so they hold from the first instruction. The process
+    count (RLIMIT_NPROC counts every task of the uid) is set here only when the uid is the
+    sandbox's own; without one it would count the worker's tasks too, and only the in-sandbox
+    runner sets it."""
     values = limits.rlimits()
     # bwrap itself maps a little more than the runner, so give the launcher some headroom.
     pairs = [
@@ -620,16 +679,17 @@ def _launcher_setup(
         (resource.RLIMIT_NOFILE, max(values["open_files"], 16)),
         (resource.RLIMIT_CORE, 0),
     ]
-    drop = backend.drops_privileges
-    uid, gid = backend.uid, backend.gid
+    if lease is not None:  # bubblewrap's two processes count too, as in the cgroup's pids.max
+        pairs.append((resource.RLIMIT_NPROC, values["processes"]))
+    ids = (lease.uid, lease.gid) if lease is not None else None
 
     def apply() -> None:
         if cgroup is not None:
             cgroup.enter()
-        if drop:
+        if ids is not None:
             os.setgroups([])
-            os.setgid(gid)
-            os.setuid(uid)
+            os.setgid(ids[1])
+            os.setuid(ids[0])
         for which, value in pairs:
             resource.setrlimit(which, (value, value))
 

@@ -17,6 +17,7 @@ from collections import defaultdict
 
 from shared.sandbox.backends import SandboxedBot
 from shared.sandbox.limits import SandboxLimits
+from shared.sandbox.uids import SandboxUids
 from shared.states import HostedContract
 
 RefillRequest = tuple[str, str, str, str, str | None]
@@ -31,11 +32,14 @@ class WarmPool:
         limits: SandboxLimits | None = None,
         backend: str = "bwrap",
         dev_mode: bool = False,
+        uids: SandboxUids | None = None,
     ) -> None:
+        """`uids`: as for SandboxedBot; every waiting sandbox holds one of them."""
         self.per_key = per_key
         self.limits = limits or SandboxLimits()
         self.backend = backend
         self.dev_mode = dev_mode
+        self.uids = uids
         self._ready: dict[tuple[str, str, str, str | None], list[SandboxedBot]] = defaultdict(list)
         self._lock = threading.Lock()
         self._closed = False
@@ -53,6 +57,7 @@ class WarmPool:
             limits=self.limits,
             backend=self.backend,
             dev_mode=self.dev_mode,
+            uids=self.uids,
         )
 
     def prewarm(

@@ -12,7 +12,9 @@ runner, the author's code and every thread or process they start. The kernel rea
    CLONE_NEW* namespace flag (and, when the host has no cgroups to hold a whole sandbox, only
    with CLONE_THREAD: threads yes, processes no), `clone3` answers ENOSYS so glibc falls back to
    `clone` (clone3's flags live in memory the filter cannot read), `socket` for AF_UNIX/INET/INET6
-   only, `personality` only as a query;
+   only, `socketpair` for AF_UNIX only (the pairs asyncio and multiprocessing make; any other
+   family reaches its protocol's code, module autoloading included, as `socket` would),
+   `personality` only as a query;
 3. allows the calls of the ALLOWED groups (what CPython needs to start, import its stdlib, serve
    HTTP on the inherited Unix socket with threads, and run the codingame contract's child
    interpreter; found with strace on both contracts) and refuses everything else with EPERM.
@@ -532,8 +534,8 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
     ),
     "sockets": (
-        "serving HTTP on the inherited listening socket; socket() is limited to AF_UNIX/INET/INET6 "
-        "and the network namespace is empty",
+        "serving HTTP on the inherited listening socket; socket() is limited to AF_UNIX/INET/INET6, "
+        "socketpair() to AF_UNIX, and the network namespace is empty",
         (
             "socket",
             "accept",
@@ -587,6 +589,11 @@ CLONE_NAMESPACES = (
 )  # fmt: skip
 CLONE_THREAD = 0x00010000
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
+SOCKET_FAMILIES = (AF_UNIX, AF_INET, AF_INET6)
+"""socket(): the inherited Unix socket, and TCP/UDP that the empty network namespace cannot route."""
+SOCKETPAIR_FAMILIES = (AF_UNIX,)
+"""socketpair(): Unix sockets, the only pairs Python makes; another family would only reach (and
+autoload) its protocol's code."""
 PERSONALITY_QUERY = 0xFFFFFFFF
 
 # -- classic BPF -------------------------------------------------------------------------------
@@ -660,9 +667,10 @@ def _arch_block(arch: int, table: dict[str, int], processes: bool) -> list[Insn]
         block += [Insn(BPF_JMP_JGE_K, 0, 1, X32_SYSCALL_BIT), KILL]
     block += _if_nr(table["clone"], _clone_check(processes))
     block += _if_nr(table["clone3"], [ENOSYS])
-    block += _if_nr(table["socket"], _arg0_in((AF_UNIX, AF_INET, AF_INET6)))
+    block += _if_nr(table["socket"], _arg0_in(SOCKET_FAMILIES))
+    block += _if_nr(table["socketpair"], _arg0_in(SOCKETPAIR_FAMILIES))
     block += _if_nr(table["personality"], _arg0_in((PERSONALITY_QUERY,)))
-    special = {"clone", "clone3", "socket", "personality"}
+    special = {"clone", "clone3", "socket", "socketpair", "personality"}
     for name in sorted({n for n in allowed_names(processes=processes) if n in table} - special):
         block += _if_nr(table[name], [ALLOW])
     return [*block, EPERM]

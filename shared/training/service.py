@@ -311,7 +311,8 @@ def export_checkpoint(
     }
     contract = checkpoint.bot_contract or HostedContract.DECIDE
     bot = session.get(Bot, run.bot_id) if run.bot_id is not None else None
-    session.commit()  # the bot domain's functions commit, and want no pending changes of ours
+    # Nothing of ours is pending (the bot domain's functions commit), and no commit comes first:
+    # the caller's quota lock on the owner (shared.quotas) must last until the version is written.
     if bot is None:
         bot = bots.register_hosted_bot(
             session,

@@ -61,6 +61,9 @@ def test_ctrl_c_stops_after_the_step_and_resume_goes_on(tmp_path: Path, database
     [
         (["evolve", "battle", "--llm-model", "gpt-4.1"], "need --llm-base-url"),
         (["evolve", "battle", "--llm-base-url", "http://127.0.0.1:9/v1"], "needs --llm-model"),
+        (["evolve", "battle", "--llm-endpoint", "house"], "it needs --server"),
+        (["evolve", "battle", "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-endpoint", "x"], "pick one"),
+        (["evolve", "battle", "--llm-base-url", "http://127.0.0.1:0/v1", "--llm-model", "m"], "port 0"),
         (["evolve", "chess"], "cannot evolve 'chess'"),
         (["evolve", "battle", "--generations", "0"], "max_generations"),
         (["evolve", "battle", "--constants-table", "-1"], "constants_table"),

@@ -133,6 +133,9 @@ def _start_database(cluster: Cluster) -> None:
     uid, gid = _unprivileged_user()
     data = cluster.work / "pgdata"
     os.chown(cluster.work, uid, gid)
+    # Each sandbox runs as a uid of its own (shared/sandbox/uids.py) and reads its staged code under
+    # the hosts' TMPDIR below this folder: others may pass through it, not list it.
+    os.chmod(cluster.work, 0o711)
     db = cluster.net.hosts["db"]
     initdb = ManagedProcess(
         db.command(

@@ -15,12 +15,12 @@ from sqlalchemy.orm import Session
 
 from shared.config import get_settings
 from shared.db.models import User
-from shared.evolution import EvaluationConfig, EvolutionConfig, get_run, new_run
+from shared.evolution import EvaluationConfig, EvolutionConfig, LlmConfig, get_run, new_run
 from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS
 from shared.evolution.payoff import PayoffTable, nash_average, payoff_table, solve_meta_game
 from shared.evolution.rundir import archive_name, run_archive, sanitise, write_run_directory
 from shared.states import UserRole
-from tests.gateway.test_evolution_api import CHILD_CODE, CHILD_DIFF, seed_run
+from tests.gateway.test_evolution_api import CHILD_CODE, CHILD_DIFF, OWN_LLM_URL, seed_run
 
 LLM_KEY = "sk-rundir-" + uuid.uuid4().hex
 
@@ -116,7 +116,7 @@ def seeded_run(db_session: Session) -> Any:
         owner,
         name="dir-run",
         game="podracing",
-        config=EvolutionConfig(),
+        config=EvolutionConfig.model_validate({"llm": {"base_url": OWN_LLM_URL}}),
         api_key=LLM_KEY,
     )
     db_session.commit()
@@ -133,7 +133,9 @@ def test_write_run_directory(db_session: Session, seeded_run: Any, tmp_path: Pat
     root = write_run_directory(db_session, run, tmp_path / "out")
     # The run's stored config: what it was created with, the game's fitness weights written in.
     weights = DEFAULT_FITNESS_WEIGHTS["podracing"]
-    stored = EvolutionConfig(evaluation=EvaluationConfig(fitness_weights=weights))
+    stored = EvolutionConfig(
+        llm=LlmConfig(base_url=OWN_LLM_URL), evaluation=EvaluationConfig(fitness_weights=weights)
+    )
     assert read_json(root / "config.json") == stored.model_dump(mode="json")
     summary = read_json(root / "summary.json")
     assert summary["status"] == "queued" and summary["generations"] == 3

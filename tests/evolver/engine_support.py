@@ -25,6 +25,8 @@ from shared.states import EvolutionEventKind, JobStatus
 PRICED_MODEL = "test-priced"
 PRICES = {PRICED_MODEL: {"input": 100.0, "output": 200.0}}
 """$100 / $200 per million tokens: a built-in-sized call costs cents, so caps bite quickly."""
+RUN_KEY = "sk-run-own-key-" + uuid.uuid4().hex[:12]
+"""The key runs on the stub bring: their own, never the platform's."""
 FAST_BATTLE = {"time_limit_s": 4.0}
 """20 decision turns: a match in a fraction of a second."""
 
@@ -35,12 +37,19 @@ built-in answer."""
 
 class Reply:
     def __init__(
-        self, status: int = 200, body: Any = None, *, delay_s: float = 0.0, drop: bool = False
+        self,
+        status: int = 200,
+        body: Any = None,
+        *,
+        delay_s: float = 0.0,
+        drop: bool = False,
+        headers: dict[str, str] | None = None,
     ) -> None:
         self.status = status
         self.body = body
         self.delay_s = delay_s
         self.drop = drop
+        self.headers = headers or {}
 
 
 def is_root(body: dict[str, Any]) -> bool:
@@ -50,10 +59,18 @@ def is_root(body: dict[str, Any]) -> bool:
 class LlmStub:
     """Answers every chat completion like the built-in models (with usage), unless intercepted."""
 
-    def __init__(self, intercept: Intercept | None = None, *, delay_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        intercept: Intercept | None = None,
+        *,
+        delay_s: float = 0.0,
+        address: tuple[str, int] = ("127.0.0.1", 0),
+    ) -> None:
         self.intercept = intercept
         self.delay_s = delay_s
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str] = []
+        """The Authorization header of every request, in order (empty string when there was none)."""
         self.lock = threading.Lock()
         self.release = threading.Event()
         stub = self
@@ -66,6 +83,7 @@ class LlmStub:
                 with stub.lock:
                     index = sum(1 for r in stub.requests if is_root(r) == is_root(body))
                     stub.requests.append(body)
+                    stub.authorizations.append(self.headers.get("Authorization", ""))
                 reply = stub.intercept(body, index) if stub.intercept else None
                 if reply is None:
                     reply = Reply(200, builtin_completion(body), delay_s=stub.delay_s)
@@ -78,20 +96,26 @@ class LlmStub:
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(raw)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(address, Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
     @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        return f"http://{self.server.server_address[0]}:{self.port}/v1"
 
     def count(self, root: bool | None = None) -> int:
         with self.lock:
@@ -166,7 +190,13 @@ def make_run(
         user = session.get(User, owner_id)
         assert user is not None
         run, job = new_run(
-            session, get_settings(), user, name=f"test-{uuid.uuid4().hex[:6]}", game=game, config=cfg
+            session,
+            get_settings(),
+            user,
+            name=f"test-{uuid.uuid4().hex[:6]}",
+            game=game,
+            config=cfg,
+            api_key=RUN_KEY if cfg.llm.base_url else None,
         )
         session.commit()
         return run.id, job.id

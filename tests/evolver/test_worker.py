@@ -29,6 +29,7 @@ from tests.conftest import PYTHON, ManagedProcess
 from tests.evolver.engine_support import (
     PRICED_MODEL,
     PRICES,
+    RUN_KEY,
     LlmStub,
     calls,
     config,
@@ -96,7 +97,9 @@ def test_a_killed_worker_is_replaced_and_nothing_is_paid_stored_or_evaluated_twi
     with session_scope() as session:
         user = session.get(User, owner)
         assert user is not None
-        run = create_run(session, get_settings(), user, name="killed", game="battle", config=cfg)
+        run = create_run(
+            session, get_settings(), user, name="killed", game="battle", config=cfg, api_key=RUN_KEY
+        )
         run_id, job_id = run.id, run.job_id
     doomed = start_evolver("evolver-doomed")
     rescue: ManagedProcess | None = None

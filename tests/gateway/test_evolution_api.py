@@ -38,6 +38,8 @@ from tests.gateway.conftest import Account, unique
 
 API = "/api/v1/evolution/runs"
 LLM_KEY = "sk-evolution-test-" + uuid.uuid4().hex
+OWN_LLM_URL = "http://127.0.0.1:9/v1"
+"""A run's own model server (never called: no evolver worker runs in these tests)."""
 SEED_CODE = 'def decide(observation):\n    return {"pods": []}\n'
 CHILD_CODE = 'def decide(observation):\n    # faster\n    return {"pods": [], "boost": True}\n'
 CHILD_DIFF = (
@@ -51,7 +53,8 @@ def create_run(
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"name": unique("evo"), "game": "podracing", "config": config}
     if api_key is not None:
-        body["api_key"] = api_key
+        body["api_key"] = api_key  # a key goes with a base URL of the run's own
+        config.setdefault("llm", {"base_url": OWN_LLM_URL})
     answer = client.post(API, json=body, headers=owner.headers)
     assert answer.status_code == 201, answer.text
     run: dict[str, Any] = answer.json()

@@ -32,6 +32,7 @@ from schemathesis.core.failures import FailureGroup
 from services.gateway.app import API_PREFIX
 from services.gateway.bots.views import router as bots_router
 from services.gateway.deps import admin_user, current_user, optional_user
+from services.gateway.evolution.endpoints import router as llm_endpoints_router
 from services.gateway.evolution.views import router as evolution_router
 from services.gateway.games.views import router as games_router
 from services.gateway.health import router as health_router
@@ -68,6 +69,7 @@ ROUTERS: list[tuple[str, APIRouter]] = [
             leaderboard_router,
             training_router,
             evolution_router,
+            llm_endpoints_router,
         )
     ),
     ("", health_router),

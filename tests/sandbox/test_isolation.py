@@ -425,6 +425,41 @@ def test_seccomp_filter_is_loaded_and_refuses_dangerous_calls(hosted, secret) ->
     assert attacker.health(), "the bot must keep answering after refused calls"
 
 
+def test_socketpair_is_limited_to_unix_sockets(hosted, secret) -> None:
+    """socketpair() takes an address family like socket() and reaches the same protocol code (and
+    module autoloading), so the filter allows it for AF_UNIX only. Without that rule the kernel
+    creates each socket and only then refuses to pair it (EOPNOTSUPP and the like)."""
+    families = {
+        "AF_INET": socket.AF_INET,
+        "AF_INET6": socket.AF_INET6,
+        "AF_NETLINK": socket.AF_NETLINK,
+        "AF_PACKET": socket.AF_PACKET,
+    }
+    source = bot(
+        """
+        out = {}
+        for name, family in observation["families"].items():
+            for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_RAW):
+                try:
+                    pair = socket.socketpair(family, kind)
+                    out[f"{name}/{kind}"] = "CREATED"
+                    for end in pair:
+                        end.close()
+                except OSError as exc:
+                    out[f"{name}/{kind}"] = exc.errno
+        left, right = socket.socketpair()
+        left.sendall(b"ping")
+        out["AF_UNIX"] = right.recv(4).decode()
+        return out
+        """
+    )
+    outcome = ask(hosted(source), secret, {"families": families})
+    assert isinstance(outcome, dict), outcome
+    assert outcome.pop("AF_UNIX") == "ping", "AF_UNIX socketpair (asyncio, multiprocessing) must work"
+    refused = {name: result for name, result in outcome.items() if result != errno.EPERM}
+    assert not refused, f"socketpair not refused by the filter: {refused}"
+
+
 def test_host_can_run_the_ctypes_probe() -> None:
     """The probe above uses libc's syscall(); make sure it exists on this host."""
     assert ctypes.CDLL(None).syscall is not None

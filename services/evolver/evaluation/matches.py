@@ -43,6 +43,7 @@ from shared.games.registry import get_game
 from shared.protocol.signing import generate_secret
 from shared.sandbox import SandboxError, SandboxLimits, start_bot
 from shared.sandbox.turns import FrozenBetweenTurns
+from shared.sandbox.uids import SandboxUids
 from shared.states import BotStatus, HostedContract, MatchKind, MatchStatus
 
 __all__ = [
@@ -137,6 +138,7 @@ async def _open_hosted(
             limits=limits,
             backend=settings.sandbox_backend,
             dev_mode=settings.dev_mode,
+            uids=SandboxUids.from_settings(settings),
         )
     except SandboxError as exc:
         raise RuntimeError(f"cannot start a sandbox: {exc}") from None
@@ -468,12 +470,16 @@ class QueueExecutor:
         game: str,
         candidate_bot_id: uuid.UUID,
         candidate_version_id: uuid.UUID,
+        run_id: uuid.UUID | None = None,
         poll_interval_s: float = 0.5,
         deadline_s: float = 900.0,
         enqueue: Callable[[uuid.UUID], None] | None = None,
     ) -> None:
-        """`enqueue` sends a committed match to the workers (default: shared.matches.enqueue_match)."""
+        """`enqueue` sends a committed match to the workers (default: shared.matches.enqueue_match);
+        `run_id` is the evolution run the matches belong to and whose privacy they share (None:
+        the run whose candidate bot is seated)."""
         self.session_factory = session_factory
+        self.run_id = run_id
         self.game = game
         self.candidate_bot_id = candidate_bot_id
         self.candidate_version_id = candidate_version_id
@@ -568,6 +574,7 @@ class QueueExecutor:
             seed=spec.seed,
             config=dict(spec.config),
             version_ids=versions,
+            evolution_run_id=self.run_id,
         )
 
     def _wait(self, ids: Sequence[uuid.UUID]) -> bool:

@@ -20,7 +20,6 @@ from services.evolver.llm.client import (
     OutcomeStatus,
     RejectedToolCall,
     ToolCall,
-    api_key_from_env,
     parse_completion,
 )
 from services.evolver.llm.prices import (
@@ -51,7 +50,6 @@ __all__ = [
     "Price",
     "RejectedToolCall",
     "ToolCall",
-    "api_key_from_env",
     "builtin_child_answer",
     "builtin_completion",
     "builtin_root_answer",

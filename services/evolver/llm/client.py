@@ -21,7 +21,6 @@ import email.utils
 import json
 import logging
 import math
-import os
 import random
 import re
 import threading
@@ -30,11 +29,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
+
+import httpx
 
 from services.evolver.llm.prices import Price, PriceLike, price_for
 from services.evolver.llm.schema import validate
+from shared.jsonsafe import safe_text
 from shared.states import LlmRole as LlmRole  # re-exported: callers take it from the LLM layer
 
 logger = logging.getLogger(__name__)
@@ -212,25 +213,6 @@ class MemoryBudget:
             self.calls += 1
 
 
-def api_key_from_env() -> str | None:
-    """ARENA_LLM_API_KEY, else the file ARENA_LLM_API_KEY_FILE names (a Docker secret, e.g.
-    /run/secrets/llm_api_key), else OPENAI_API_KEY; None when none is set (or empty)."""
-    value = os.environ.get("ARENA_LLM_API_KEY", "").strip()
-    if value:
-        return value
-    path = os.environ.get("ARENA_LLM_API_KEY_FILE", "").strip()
-    if path:
-        try:
-            value = Path(path).read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            logger.error("ARENA_LLM_API_KEY_FILE cannot be read: %s", exc.strerror)
-            value = ""
-        if value:
-            return value
-    value = os.environ.get("OPENAI_API_KEY", "").strip()
-    return value or None
-
-
 # ---------------------------------------------------------------- reading an answer
 
 
@@ -367,10 +349,10 @@ def parse_completion(
     if not isinstance(choices, list) or not choices:
         error = body.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            answer.error = f"the server answered with an error: {error['message'][:300]}"
+            said = _CONTROL.sub(" ", _KEYLIKE.sub("***", error["message"])).strip()
+            answer.error = f"the server answered with an error: {safe_text(said, MAX_ERROR_CHARS)}"
         elif "choices" not in body:
-            keys = ", ".join(sorted(str(key) for key in body)[:8]) or "none"
-            answer.error = f"the answer is not a chat completion (no choices; keys: {keys})"
+            answer.error = "the answer is not a chat completion (it has no choices)"
         else:
             answer.error = "the answer has no choices"
         return answer
@@ -628,6 +610,31 @@ def _is_timeout(exc: BaseException) -> bool:
 
 
 _KEYLIKE = re.compile(r"\b(sk|key)-[A-Za-z0-9_\-*.]{6,}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+MAX_ERROR_CHARS = 200
+"""The longest text of a server's error kept in the call log."""
+
+
+MAX_ERROR_BODY_BYTES = 64 * 1024
+"""An error body longer than this is not read for a message."""
+
+
+def _error_object_message(response: Any) -> str | None:
+    """The message of a model server's error body (`{"error": {"message": "..."}}`, or
+    `{"error": "..."}` as some local servers write it); None for anything else."""
+    try:
+        raw = response.content
+    except Exception:  # the body was never read (the SDK reads it before raising, but not always)
+        return None
+    if not isinstance(raw, bytes) or len(raw) > MAX_ERROR_BODY_BYTES:
+        return None
+    try:
+        body = _loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error
+    return message if isinstance(message, str) and message.strip() else None
 
 
 class LlmClient(BaseTransport):
@@ -648,9 +655,13 @@ class LlmClient(BaseTransport):
         max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         default_timeout_s: float = 120.0,
+        http_client: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
     ) -> None:
+        """`http_client` is the one the worker gives it (shared.evolution.endpoint.pinned_http_client:
+        the checked address only, no redirects); without one, a client that follows no redirect
+        either, for local use and tests."""
         import openai
 
         super().__init__(
@@ -674,6 +685,13 @@ class LlmClient(BaseTransport):
             api_key=api_key or _NO_KEY,
             timeout=default_timeout_s,
             max_retries=0,
+            # The SDK takes an `httpx` client as well as its newer `httpx2` one (its types name only
+            # the latter); the pinned transport is written for `httpx`, as the bot client is.
+            http_client=cast(
+                Any,
+                http_client
+                or httpx.Client(follow_redirects=False, trust_env=False, timeout=default_timeout_s),
+            ),
         )
 
     def __repr__(self) -> str:
@@ -688,10 +706,25 @@ class LlmClient(BaseTransport):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _scrub(self, text: str) -> str:
+    def _scrub(self, text: str, limit: int = MAX_ERROR_CHARS) -> str:
+        """A short, single-line, printable text with no key in it, for the call log."""
         if self._api_key:
             text = text.replace(self._api_key, "***")
-        return _KEYLIKE.sub("***", text)[:500]
+        text = _CONTROL.sub(" ", _KEYLIKE.sub("***", text))
+        return safe_text(text.strip(), limit)
+
+    def _status_message(self, exc: Any) -> str:
+        """What a failed status may tell the run's owner: the status line, plus the message of an
+        OpenAI-style error object (`{"error": {"message": ...}}`), short and sanitised. Any other
+        body is never copied: it may come from something that is not a model server."""
+        response = exc.response
+        line = f"HTTP {response.status_code}"
+        if response.reason_phrase:
+            line += f" {self._scrub(str(response.reason_phrase), 60)}"
+        if 300 <= response.status_code < 400:
+            return f"{line}: the endpoint redirected, and redirects are not followed"
+        message = _error_object_message(response)
+        return f"{line}: {self._scrub(message)}" if message else line
 
     def _exchange(self, request: LlmRequest, params: dict[str, Any]) -> Reply:
         openai = self._openai
@@ -736,10 +769,12 @@ class LlmClient(BaseTransport):
                 failure=FailureKind.RATE_LIMITED,
                 retryable=True,
                 retry_after_s=_retry_after(exc.response.headers),
-                error=f"rate limited (429): {self._scrub(exc.message)}",
+                error=f"rate limited ({self._status_message(exc)})",
             )
         except openai.APIStatusError as exc:
-            return self._status_reply(exc.status_code, self._scrub(exc.message), exc.response.headers, params)
+            return self._status_reply(
+                exc.status_code, self._status_message(exc), exc.response.headers, params
+            )
         except openai.APIConnectionError as exc:
             return Reply(
                 failure=FailureKind.CONNECTION,
@@ -769,7 +804,7 @@ class LlmClient(BaseTransport):
                 answered=True,
                 answer_chars=len(raw),
                 failure=FailureKind.BAD_RESPONSE,
-                error=f"the answer is not valid JSON ({str(exc)[:120]}); it starts with {raw[:60]!r}",
+                error=f"the answer is not valid JSON ({self._scrub(str(exc), 120)})",
             )
         return Reply(body=body, answered=True, answer_chars=len(raw))
 
@@ -781,13 +816,11 @@ class LlmClient(BaseTransport):
                 failure=FailureKind.SERVER_ERROR,
                 retryable=True,
                 retry_after_s=_retry_after(headers),
-                error=f"server error ({status}): {message}",
+                error=f"server error ({message})",
             )
         if status == 408:
-            return Reply(
-                failure=FailureKind.TIMEOUT, retryable=True, error=f"request timeout (408): {message}"
-            )
-        reply = Reply(failure=FailureKind.CLIENT_ERROR, error=f"request refused ({status}): {message}")
+            return Reply(failure=FailureKind.TIMEOUT, retryable=True, error=f"request timeout ({message})")
+        reply = Reply(failure=FailureKind.CLIENT_ERROR, error=f"request refused ({message})")
         if status == 400:
             # Newer models take max_completion_tokens and refuse a temperature; the request is sent
             # again at once with what the server asks for (each change once).

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from services.gateway.bots.schemas import BotOut, PublicBot, RatingOut, VersionDetail, VersionOut
 from services.gateway.errors import not_found
-from shared.bots import grace_ends_at
+from shared.bots import grace_ends_at, publicly_listed
 from shared.config import Settings
 from shared.db.models import Bot, BotVersion, Rating, User
 
@@ -23,9 +23,7 @@ from shared.db.models import Bot, BotVersion, Rating, User
 def list_bots(
     session: Session, owner: User | None, game: str | None, status: str | None, limit: int, offset: int
 ) -> tuple[list[Bot], int]:
-    query = select(Bot)
-    if owner is not None:
-        query = query.where(Bot.owner_id == owner.id)
+    query = select(Bot).where(Bot.owner_id == owner.id if owner is not None else publicly_listed())
     if game:
         query = query.where(Bot.game == game)
     if status:

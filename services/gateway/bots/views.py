@@ -24,6 +24,7 @@ from services.gateway.bounds import VersionNumber
 from services.gateway.deps import CurrentUser, DbSession, SettingsDep, is_admin
 from services.gateway.openapi import (
     BOT_NAME_TAKEN,
+    BOT_QUOTA,
     ENDPOINT_CHECK,
     HOSTED_SOURCE,
     INVALID_PARAMS,
@@ -31,12 +32,13 @@ from services.gateway.openapi import (
     KEY_REQUIRED,
     OWNED_BOT,
     UNKNOWN_GAME,
+    UPLOAD_QUOTA,
     error,
     not_found,
     responses,
 )
 from services.gateway.pagination import Page, Pagination
-from shared import bots
+from shared import bots, quotas
 from shared.states import BotStatus
 
 router = APIRouter(prefix="/bots", tags=["bots"])
@@ -50,12 +52,13 @@ StatusFilter = Annotated[BotStatus | None, Query(description="only bots in this 
     status_code=status.HTTP_201_CREATED,
     response_model=BotCreated,
     summary="Register an HTTP bot",
-    responses=responses(KEY_REQUIRED, JSON_BODY, BOT_NAME_TAKEN, UNKNOWN_GAME, ENDPOINT_CHECK),
+    responses=responses(KEY_REQUIRED, JSON_BODY, BOT_NAME_TAKEN, UNKNOWN_GAME, ENDPOINT_CHECK, BOT_QUOTA),
 )
 def register_http_bot(
     body: HttpBotCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
 ) -> BotCreated:
     """Register a bot that runs behind an HTTP endpoint. The secret is returned once, here."""
+    quotas.check_new_bot(session, settings, user)
     bot, secret, verified = bots.register_http_bot(
         session, settings, user, name=body.name, game=body.game, endpoint=body.endpoint, secret=body.secret
     )
@@ -74,12 +77,13 @@ def register_http_bot(
     status_code=status.HTTP_201_CREATED,
     response_model=BotOut,
     summary="Register a hosted bot",
-    responses=responses(KEY_REQUIRED, JSON_BODY, BOT_NAME_TAKEN, UNKNOWN_GAME, HOSTED_SOURCE),
+    responses=responses(KEY_REQUIRED, JSON_BODY, BOT_NAME_TAKEN, UNKNOWN_GAME, HOSTED_SOURCE, BOT_QUOTA),
 )
 def register_hosted_bot(
     body: HostedBotCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
 ) -> BotOut:
     """Upload a Python bot that the platform runs in a sandbox. Problems come back with line numbers."""
+    quotas.check_new_bot(session, settings, user)
     bot = bots.register_hosted_bot(
         session, settings, user, name=body.name, game=body.game, source=body.source, contract=body.contract
     )
@@ -201,6 +205,7 @@ def reactivate(bot_id: uuid.UUID, user: CurrentUser, session: DbSession, setting
         JSON_BODY,
         {409: error("The bot is an HTTP bot: change its endpoint with PATCH instead.")},
         HOSTED_SOURCE,
+        UPLOAD_QUOTA,
     ),
 )
 def upload_version(
@@ -208,6 +213,7 @@ def upload_version(
 ) -> VersionOut:
     """Upload new code for a hosted bot. It becomes the current version; older ones are kept."""
     bot = bots.get_owned_bot(session, user, bot_id)
+    quotas.check_new_version(session, settings, user)
     version = bots.add_version(
         session, settings, bot, source=body.source, contract=body.contract, notes=body.notes
     )

@@ -34,8 +34,9 @@ class RunCreate(BaseModel):
         min_length=1,
         max_length=1024,
         json_schema_extra={"writeOnly": True},
-        description="the LLM endpoint's key: stored encrypted with the run, never returned "
-        "(`has_api_key` says whether one was given); without it the evolver worker's own key is used",
+        description="the key of your own `config.llm.base_url` (required with it, refused otherwise): "
+        "stored encrypted with the run, never returned (`has_api_key` says whether one was given). "
+        "The platform's own keys are only used with its endpoints (`config.llm.endpoint`)",
     )
 
 

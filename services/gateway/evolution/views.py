@@ -31,9 +31,18 @@ from services.gateway.evolution.schemas import (
     RunOut,
     SpendOut,
 )
-from services.gateway.openapi import INVALID_PARAMS, JSON_BODY, KEY_REQUIRED, Responses, error, responses
+from services.gateway.openapi import (
+    INVALID_PARAMS,
+    JSON_BODY,
+    KEY_REQUIRED,
+    RUN_QUOTAS,
+    Responses,
+    error,
+    responses,
+)
 from services.gateway.pagination import Page, Pagination
-from shared import evolution
+from shared import evolution, quotas
+from shared.db.models import User
 from shared.evolution.errors import ProgramNotFound
 from shared.evolution.rundir import archive_name, run_archive
 from shared.states import EvolutionEventKind, JobStatus, LlmRole, ProgramStatus
@@ -50,8 +59,14 @@ RUN_CONFIG: Responses = {
     422: error(
         "A config field is unknown or out of range (`errors` names it, e.g. "
         "`body.config.limits.max_generations`), the game is not one the evolver evolves "
-        "(`body.game`), or a seed program does not pass the static gate (`body.config.seeds`)."
-    )
+        "(`body.game`), a seed program does not pass the static gate (`body.config.seeds`), the "
+        "LLM endpoint is unknown or refused, or the key does not fit the LLM source (`body.api_key`: "
+        "your own base URL needs your key, the platform's endpoints take none)."
+    ),
+    429: error(
+        "The run names one of the platform's model endpoints and your allowance on them is used up; "
+        "`Retry-After` says when enough of it frees up."
+    ),
 }
 StatusFilter = Annotated[JobStatus | None, Query(description="only runs in this status")]
 BIGINT_MAX = 2**63 - 1
@@ -64,12 +79,15 @@ ProgramName = Annotated[str, Path(max_length=24, description='"p12" (or just 12)
     status_code=status.HTTP_201_CREATED,
     response_model=RunDetail,
     summary="Start an evolution run",
-    responses=responses(KEY_REQUIRED, JSON_BODY, RUN_CONFIG),
+    responses=responses(KEY_REQUIRED, JSON_BODY, RUN_CONFIG, RUN_QUOTAS),
 )
 def create_run(body: RunCreate, user: CurrentUser, session: DbSession, settings: SettingsDep) -> RunDetail:
     """Queue an evolution run of the evolver service. `config` takes any field of EvolutionConfig
-    (the rest keep their defaults). `api_key`, when given, is the LLM endpoint's key: it is stored
-    encrypted with the run and never returned."""
+    (the rest keep their defaults). The LLM source is the built-in operator (the default), one of
+    the platform's endpoints (`config.llm.endpoint`, called with the platform's key within your
+    allowance; see GET /evolution/endpoints), or your own `config.llm.base_url` with your own
+    `api_key`, which is stored encrypted with the run and never returned."""
+    quotas.check_new_run(session, settings, user, quotas.RunKind.EVOLUTION)
     key = body.api_key.get_secret_value() if body.api_key is not None else None
     run = evolution.create_run(
         session, settings, user, name=body.name, game=body.game, config=body.config, api_key=key
@@ -135,11 +153,24 @@ def stop_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDet
         OWNED_RUN,
         INVALID_PARAMS,
         {409: error("The run is queued, running or finished: there is nothing to resume.")},
+        RUN_QUOTAS,
+        {
+            429: error(
+                "The run is on one of the platform's model endpoints and its owner's allowance on "
+                "them is used up; `Retry-After` says when enough of it frees up."
+            )
+        },
     ),
 )
-def resume_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDetail:
-    """Run a stopped or failed run again from its last checkpoint, or call off a pending stop."""
+def resume_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> RunDetail:
+    """Run a stopped or failed run again from its last checkpoint, or call off a pending stop. A
+    run on one of the platform's endpoints needs its owner's allowance left (429 otherwise)."""
     run = evolution.get_run(session, user, run_id)
+    quotas.check_resume(session, settings, user, quotas.RunKind.EVOLUTION, run.job.status)
+    if evolution.EvolutionConfig.model_validate(run.config).llm.endpoint is not None:
+        owner = session.get(User, run.owner_id)
+        if owner is not None:
+            evolution.require_operator_allowance(session, settings, owner)
     evolution.resume_run(session, run)
     return service.run_detail(session, run)
 

@@ -55,7 +55,8 @@ def key_in(message: str | None) -> str | None:
     return key.strip() if isinstance(key, str) and key.strip() else None
 
 
-def _user(session: Session, settings: Settings, key: str) -> User | None:
+def user_for_key(session: Session, settings: Settings, key: str) -> User | None:
+    """The user of an API key, checked as the API checks one (hashed, not revoked); None if refused."""
     return session.scalar(
         select(User)
         .join(ApiKey, ApiKey.user_id == User.id)
@@ -67,7 +68,7 @@ def check(settings: Settings, key: str, run_id: uuid.UUID) -> str | Refusal:
     """The `training.subscribed` message if `key` may see run `run_id`, else why not. A run that
     does not exist and one of someone else are the same refusal, as in the API."""
     with get_sessionmaker()() as session:
-        user = _user(session, settings, key)
+        user = user_for_key(session, settings, key)
         if user is None:
             return Refusal(CLOSE_UNAUTHORIZED, KEY_REFUSED)
         try:

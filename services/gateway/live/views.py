@@ -1,8 +1,11 @@
 """The gateway's WebSockets (protocol: docs/live.md).
 
 - `/ws/matches/{match_id}`: one match, live: `live.start`, then every `match.frames` as published,
-  then `match.finished` and a normal close (1000).
-- `/ws/events?topic=matches`: every event of a public topic as its JSON (the front page ticker).
+  then `match.finished` and a normal close (1000). An evolution run's evaluation match only for a
+  handshake that carries its owner's or an admin's API key (services.gateway.live.start); for
+  anyone else it is an unknown match (4404).
+- `/ws/events?topic=matches`: every event of a public topic as its JSON (the front page ticker),
+  but the evaluation matches' (they are private to their evolution run).
 - `/ws/training/{run_id}`: one training run, live, for its owner or an admin: the client's API key
   first (services.gateway.live.training), then `training.subscribed` and every event of the run's
   topic (`training.progress` each iteration, `training.status` on status changes).
@@ -28,12 +31,22 @@ from services.gateway.live import training as training_access
 from services.gateway.live.hub import Closed, Delivery, LiveHub, Subscription, SubscriptionClosed
 from services.gateway.live.start import (
     finished_message,
+    handshake_key,
     load_live_match,
     match_status,
     start_message,
 )
 from shared.config import get_settings
-from shared.events import TOPIC_MATCHES, Event, EventType, MatchFinished, match_topic, training_topic
+from shared.events import (
+    TOPIC_MATCHES,
+    Event,
+    EventType,
+    MatchEvent,
+    MatchFinished,
+    match_topic,
+    training_topic,
+)
+from shared.states import MatchKind
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -56,7 +69,6 @@ TRAINING_RECHECK_S = 30.0
 CLOSE_NORMAL = 1000
 CLOSE_POLICY = 1008
 CLOSE_ERROR = 1011
-CLOSE_UNKNOWN_MATCH = 4404
 ENDED = Closed(CLOSE_NORMAL, "match ended")
 
 
@@ -118,16 +130,21 @@ async def _serve(websocket: WebSocket, subscription: Subscription, pump: Pump) -
     return None
 
 
+def _public(event: Event) -> bool:
+    """Whether anyone may see the event: not one of an evaluation match (shared.matches.visible_to)."""
+    return not (isinstance(event, MatchEvent) and event.kind == MatchKind.EVALUATION)
+
+
 @router.websocket("/ws/events")
 async def events_socket(websocket: WebSocket) -> None:
-    """Every event of a public topic (`topic`, default `matches`) as its JSON text."""
+    """Every public event of a public topic (`topic`, default `matches`) as its JSON text."""
     topic = websocket.query_params.get("topic", TOPIC_MATCHES)
     await websocket.accept()
     if topic not in PUBLIC_TOPICS:
         shown = topic[:40]
         await _close(websocket, Closed(CLOSE_POLICY, f"unknown topic {shown!r}; known: matches"))
         return
-    async with live_hub(websocket).subscribe([topic]) as subscription:
+    async with live_hub(websocket).subscribe({topic: _public}) as subscription:
 
         async def pump() -> Closed:
             while True:
@@ -144,19 +161,22 @@ def _finished(match_id: uuid.UUID) -> Callable[[Event], bool]:
 
 @router.websocket("/ws/matches/{match_id}")
 async def match_socket(websocket: WebSocket, match_id: str) -> None:
-    """One match live: `live.start`, its frames as they are played, then `match.finished`."""
+    """One match live, for whoever may see it: `live.start`, its frames as they are played, then
+    `match.finished`."""
     await websocket.accept()
     try:
         wanted = uuid.UUID(match_id)
     except ValueError:
         await _close(websocket, Closed(CLOSE_POLICY, "the match id must be a UUID"))
         return
+    key = handshake_key(websocket.headers)
+    settings = getattr(websocket.app.state, "settings", None) or get_settings()
     # Subscribed before the match is read: whatever happens after that read is received.
     topics = {match_topic(wanted): None, TOPIC_MATCHES: _finished(wanted)}
     async with live_hub(websocket).subscribe(topics) as subscription:
-        match = await run_in_threadpool(load_live_match, wanted)
-        if match is None:
-            closed: Closed | None = Closed(CLOSE_UNKNOWN_MATCH, "unknown match")
+        match = await run_in_threadpool(load_live_match, wanted, settings, key)
+        if isinstance(match, training_access.Refusal):
+            closed: Closed | None = Closed(match.code, match.reason)
         else:
             opening = await run_in_threadpool(start_message, match)
 

@@ -1,5 +1,7 @@
 """Challenges, match listings and replays. Match creation itself is shared.matches (the ladder and
-the evolver use it too); the gateway adds ownership rules and turns rows into API views."""
+the evolver use it too); the gateway adds ownership rules and turns rows into API views. Every
+match read here goes through shared.matches.visible_to: an evolution run's evaluation matches are
+its owner's and admins' only, and unknown (404, never listed) to everyone else."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from services.gateway.errors import ApiError, not_found
 from services.gateway.matches.schemas import MatchOut
 from shared.config import Settings
 from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Replay, User
-from shared.matches import create_match, enqueue_match
+from shared.matches import create_match, enqueue_match, get_visible_match, visible_to
 from shared.ratings import ordinal
 from shared.replay_store import ReplayMissing, ReplayStoreError, load_replay
 from shared.states import MatchKind, MatchStatus
@@ -92,8 +94,9 @@ def create_challenge(
     return match
 
 
-def get_match(session: Session, match_id: uuid.UUID) -> Match:
-    match = session.get(Match, match_id)
+def get_match(session: Session, match_id: uuid.UUID, viewer: User | None) -> Match:
+    """The match if `viewer` may see it; 404 otherwise, the same whether it exists or not."""
+    match = get_visible_match(session, viewer, match_id)
     if match is None:
         raise not_found(f"match {match_id}")
     return match
@@ -198,11 +201,13 @@ def list_matches(
     limit: int,
     offset: int,
     *,
+    viewer: User | None = None,
     count: bool = True,
 ) -> MatchList:
-    """A page of matches, newest first, read through the (game,) created_at, id indexes; without
-    `count` the total is not counted (it is the page's length)."""
-    query = select(*MATCH_FIELDS)
+    """A page of the matches `viewer` may see (None: anonymous, so only public ones), newest first,
+    read through the (game,) created_at, id indexes; without `count` the total is not counted (it
+    is the page's length)."""
+    query = select(*MATCH_FIELDS).where(visible_to(viewer))
     if game:
         query = query.where(Match.game == game)
     if status:
@@ -308,10 +313,12 @@ def _participant(row: RowMapping, viewer: User | None, admin: bool) -> dict[str,
     return view
 
 
-def replay_blob(session: Session, match_id: uuid.UUID, settings: Settings) -> bytes:
+def replay_blob(session: Session, match_id: uuid.UUID, settings: Settings, viewer: User | None) -> bytes:
     """The stored gzip bytes, wherever the index says they live; or an error that says why not:
-    404 (no match, no replay yet), 410 (stored once, gone from its store now), 503 (the store is
-    unreachable). Where exactly a replay was looked for goes to the log, not to the client."""
+    404 (no match `viewer` may see, no replay yet), 410 (stored once, gone from its store now), 503
+    (the store is unreachable). Where exactly a replay was looked for goes to the log, not to the
+    client."""
+    match = get_match(session, match_id, viewer)
     replay = session.get(Replay, match_id)
     if replay is not None:
         try:
@@ -324,9 +331,6 @@ def replay_blob(session: Session, match_id: uuid.UUID, settings: Settings) -> by
         except ReplayStoreError as exc:
             log.error("replay of match %s unavailable: %s", match_id, exc)
             raise ApiError(503, "replay storage is unavailable; try again later") from None
-    match = session.get(Match, match_id)
-    if match is None:
-        raise not_found(f"match {match_id}")
     raise ApiError(404, f"match {match_id} has no replay (status: {match.status})")
 
 

@@ -64,7 +64,7 @@ def create_challenge(
     match = service.create_challenge(
         session, settings, user, body.game, body.bot_ids, body.seed, body.config, body.rated
     )
-    return service.match_views(session, [service.get_match(session, match.id)], user)[0]
+    return service.match_views(session, [service.get_match(session, match.id, user)], user)[0]
 
 
 @router.get(
@@ -83,9 +83,10 @@ def list_matches(
     status: MatchStatus | None = None,
     kind: MatchKind | None = None,
 ) -> dict[str, Any]:
-    """Matches, newest first. No key needed; bot owners also see their bots' error samples.
+    """Matches, newest first. No key needed; bot owners also see their bots' error samples, and an
+    evolution run's owner (and admins) its evaluation matches, which no one else sees.
     `total` counts up to 10,000 matches; past that it says 10,000 and `total_exact` is false."""
-    found = service.list_matches(session, game, bot_id, status, kind, page.limit, page.offset)
+    found = service.list_matches(session, game, bot_id, status, kind, page.limit, page.offset, viewer=viewer)
     # Plain dicts: validated once against the response model, never built as models first.
     return {
         "items": service.match_dicts(session, found.matches, viewer),
@@ -100,12 +101,17 @@ def list_matches(
     "/{match_id}",
     response_model=MatchOut,
     summary="Show a match with its results",
-    responses=responses(KEY_OPTIONAL, not_found("No match has this id."), INVALID_PARAMS),
+    responses=responses(
+        KEY_OPTIONAL,
+        not_found("No match has this id, or it is an evolution run's evaluation match and not yours."),
+        INVALID_PARAMS,
+    ),
     openapi_extra=OPTIONAL_KEY_EXTRA,
 )
 def get_match(match_id: uuid.UUID, session: DbSession, viewer: MaybeUser) -> MatchOut:
-    """One match with its results: ranks, scores, metrics, rating changes, errors, latency."""
-    return service.match_views(session, [service.get_match(session, match_id)], viewer)[0]
+    """One match with its results: ranks, scores, metrics, rating changes, errors, latency. An
+    evolution run's evaluation match is its owner's and admins' only: 404 for anyone else."""
+    return service.match_views(session, [service.get_match(session, match_id, viewer)], viewer)[0]
 
 
 def accepts_gzip(accept_encoding: str) -> bool:
@@ -130,8 +136,10 @@ def accepts_gzip(accept_encoding: str) -> bool:
     responses={
         200: {"content": {"application/json": {}, "application/gzip": {}}},
         **responses(
+            KEY_OPTIONAL,
             not_found(
-                "No match has this id, or the match has no replay "
+                "No match has this id (or none you may see: an evolution run's evaluation match is "
+                "its owner's and admins' only), or the match has no replay "
                 "(not played yet, or it failed before one was stored)."
             ),
             {410: error("The replay was stored, but its replay storage no longer holds it.")},
@@ -139,18 +147,20 @@ def accepts_gzip(accept_encoding: str) -> bool:
             {503: error("Replay storage is unreachable (or not configured here); try again later.")},
         ),
     },
+    openapi_extra=OPTIONAL_KEY_EXTRA,
 )
 def get_replay(
     match_id: uuid.UUID,
     session: DbSession,
     request: Request,
     settings: SettingsDep,
+    viewer: MaybeUser,
     compressed: Annotated[bool, Query(description="1: the stored gzip bytes instead of JSON")] = False,
 ) -> Response:
     """The match's replay: seed, config, every player's raw actions, frames, events and result.
     JSON, sent as the stored gzip bytes with `Content-Encoding: gzip` to clients that accept gzip
     (browsers do, and inflate it themselves): about a quarter of the bytes, and no work here."""
-    blob = service.replay_blob(session, match_id, settings)
+    blob = service.replay_blob(session, match_id, settings, viewer)
     if compressed:
         return Response(
             blob,

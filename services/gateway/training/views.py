@@ -21,6 +21,8 @@ from services.gateway.openapi import (
     INVALID_PARAMS,
     JSON_BODY,
     KEY_REQUIRED,
+    RUN_QUOTAS,
+    UPLOAD_QUOTA,
     Responses,
     error,
     responses,
@@ -38,7 +40,7 @@ from services.gateway.training.schemas import (
     RunDetail,
     RunOut,
 )
-from shared import training
+from shared import quotas, training
 from shared.states import JobStatus
 
 router = APIRouter(prefix="/training/runs", tags=["training"])
@@ -69,12 +71,13 @@ StatusFilter = Annotated[JobStatus | None, Query(description="only runs in this 
     status_code=status.HTTP_201_CREATED,
     response_model=RunDetail,
     summary="Start a training run",
-    responses=responses(KEY_REQUIRED, JSON_BODY, RUN_CONFIG),
+    responses=responses(KEY_REQUIRED, JSON_BODY, RUN_CONFIG, RUN_QUOTAS),
 )
-def create_run(body: RunCreate, user: CurrentUser, session: DbSession) -> RunDetail:
+def create_run(body: RunCreate, user: CurrentUser, session: DbSession, settings: SettingsDep) -> RunDetail:
     """Queue a PPO training run of the trainer service. `config` takes any field of the trainer's
     Args (the rest keep their defaults); `budget` says when it is done; `device` where it trains
     (a run asking for a device the worker lacks fails at once with a clear error)."""
+    quotas.check_new_run(session, settings, user, quotas.RunKind.TRAINING)
     run = training.create_run(session, user, name=body.name, game=body.game, config=body.resolved_config())
     return service.run_detail(session, training.get_run(session, user, run.id))
 
@@ -183,12 +186,14 @@ def stop_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDet
         OWNED_RUN,
         INVALID_PARAMS,
         {409: error("The run is queued, running or finished: there is nothing to resume.")},
+        RUN_QUOTAS,
     ),
 )
-def resume_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDetail:
+def resume_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> RunDetail:
     """Train a stopped or failed run again from its last checkpoint, or call off a stop that has not
     taken effect yet."""
     run = training.get_run(session, user, run_id)
+    quotas.check_resume(session, settings, user, quotas.RunKind.TRAINING, run.job.status)
     training.resume_run(session, run)
     return service.run_detail(session, run)
 
@@ -250,6 +255,7 @@ def list_checkpoints(
         JSON_BODY,
         INVALID_PARAMS,
         HOSTED_SOURCE,
+        UPLOAD_QUOTA,
     ),
 )
 def export_run(
@@ -264,6 +270,7 @@ def export_run(
     any upload, and the new version joins the ladder."""
     request = body or ExportRequest()
     run = training.get_run(session, user, run_id)
+    quotas.check_new_version(session, settings, user)
     exported = training.export_checkpoint(
         session, settings, run, checkpoint_id=request.checkpoint_id, bot_name=request.bot_name
     )

@@ -1,9 +1,10 @@
 """The bot page's data: who the bot is, its rating over time, versions, record against each
 opponent, and its recent matches with the errors it made in them.
 
-Everything here is public. The error samples a match stored (what exactly a bot answered wrong) are
-for the bot's owner only; the page fetches them through the API with the owner's key, in the
-browser, so this module never reads them.
+Everything here is public, so it counts public matches only (shared.matches.visible_to: never an
+evolution run's evaluation matches, which are its owner's). The error samples a match stored (what
+exactly a bot answered wrong) are for the bot's owner only; the page fetches them through the API
+with the owner's key, in the browser, so this module never reads them.
 
 A page costs a fixed number of queries whatever the bot's history: bot, versions, rating history,
 opponents, error totals, then the recent matches (see services.gateway.matches.service).
@@ -21,7 +22,9 @@ from sqlalchemy.orm import Session, aliased
 from services.gateway.matches.schemas import MatchOut
 from services.gateway.matches.service import list_matches, match_views
 from services.gateway.web.pages.chart import RatingChart, RatingPoint, rating_chart
+from shared.bots import publicly_listed
 from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Rating, User
+from shared.matches import visible_to
 from shared.states import HostedContract, MatchStatus
 
 HISTORY_POINTS = 500
@@ -137,9 +140,10 @@ def _versions(session: Session, bot: Bot) -> list[VersionRow]:
             BotVersion.number,
             BotVersion.contract,
             BotVersion.created_at,
-            func.count(MatchParticipant.id),
+            func.count(Match.id),
         )
         .outerjoin(MatchParticipant, MatchParticipant.bot_version_id == BotVersion.id)
+        .outerjoin(Match, and_(Match.id == MatchParticipant.match_id, visible_to(None)))
         .where(BotVersion.bot_id == bot.id)
         .group_by(BotVersion.id)
         .order_by(BotVersion.number.desc())
@@ -170,6 +174,7 @@ def _opponents(session: Session, bot_id: uuid.UUID) -> list[OpponentRecord]:
         .where(
             me.bot_id == bot_id,
             Match.status == MatchStatus.FINISHED,
+            visible_to(None),
             me.rank.is_not(None),
             them.rank.is_not(None),
         )
@@ -189,7 +194,7 @@ def _totals(session: Session, bot_id: uuid.UUID) -> ErrorTotals:
             func.count().filter(MatchParticipant.forfeited.is_(True)),
         )
         .join(Match, Match.id == MatchParticipant.match_id)
-        .where(MatchParticipant.bot_id == bot_id, Match.status == MatchStatus.FINISHED)
+        .where(MatchParticipant.bot_id == bot_id, Match.status == MatchStatus.FINISHED, visible_to(None))
     ).one()
     return ErrorTotals(int(row[0]), int(row[1]), int(row[2]), int(row[3]))
 
@@ -213,7 +218,7 @@ def bot_page(session: Session, bot_id: uuid.UUID, page: int) -> BotPage | None:
         select(Bot, User.name, Rating)
         .join(User, User.id == Bot.owner_id)
         .outerjoin(Rating, Rating.bot_id == Bot.id)
-        .where(Bot.id == bot_id)
+        .where(Bot.id == bot_id, publicly_listed())
     ).first()
     if found is None:
         return None

@@ -129,7 +129,7 @@ class RunList {
         if (value(name)) config.limits[name] = Number(value(name));
       }
       if (value("max_cost_usd")) config.limits.max_cost_usd = Number(value("max_cost_usd"));
-      for (const name of ["base_url", "root_model", "child_model"]) {
+      for (const name of ["endpoint", "base_url", "root_model", "child_model"]) {
         if (value(name)) config.llm[name] = value(name);
       }
       const body = { name: value("name"), game: value("game"), config };
