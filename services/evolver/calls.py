@@ -15,8 +15,6 @@ import uuid
 from dataclasses import asdict, replace
 from typing import Any, Protocol
 
-from sqlalchemy.exc import InterfaceError, OperationalError, StatementError
-
 from services.evolver import metrics, store
 from services.evolver.llm import (
     FailureKind,
@@ -192,42 +190,17 @@ class RecordedLlm:
         return outcome
 
     def _record(self, request: LlmRequest, generation: int, outcome: LlmOutcome) -> bool:
-        """Record the call with its cost. Should the full record be refused all the same, the call is
-        recorded without its prompt and answer, so its cost is counted and the step is never paid
-        twice; only a database that cannot be reached at all leaves it unrecorded."""
-        stored = _outcome_json(outcome)
-        try:
-            return store.record_call(
-                self.run_id,
-                key=request.key,
-                role=request.role,
-                model=safe_text(request.model, 128),
-                generation=generation,
-                messages=_storable_messages(request.messages),
-                call=stored,
-            )
-        except (OperationalError, InterfaceError):
-            raise  # the database is out of reach: the chunk fails and is retried
-        except StatementError:
-            log.exception(
-                "run %s: LLM call %s could not be stored whole; recording its cost", self.run_id, request.key
-            )
-        bare = replace(
-            stored,
-            status=LlmCallStatus.FAILED,
-            answer="",
-            tool_calls=[],
-            rejected_tool_calls=[],
-            error="the answer could not be stored",
-        )
+        """Record the call with its cost, in one transaction. Everything in it went through
+        `sanitised` and `storable`, so the database takes whatever the model sent: only a database
+        out of reach leaves a call unrecorded (the chunk then fails and is retried)."""
         return store.record_call(
             self.run_id,
             key=request.key,
             role=request.role,
             model=safe_text(request.model, 128),
             generation=generation,
-            messages=[],
-            call=bare,
+            messages=_storable_messages(request.messages),
+            call=_outcome_json(outcome),
         )
 
 
