@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import base64
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from shared.botsdk.replay import ReplayCache, ReplayCacheFull
+from shared.botsdk.replay import BUCKET_S, BYTES_PER_ID, ReplayCache, ReplayCacheFull
 from shared.protocol.signing import (
     MAX_FUTURE_SKEW_S,
     SignatureError,
@@ -138,6 +139,37 @@ def test_the_replay_cache_remembers_ids_for_their_window_and_refuses_when_full()
     with pytest.raises(ReplayCacheFull):  # full of live ids: refuse rather than forget one
         cache.first_use("c", DOC_TS + 20, now=DOC_TS + 20)
     assert not cache.first_use("a", DOC_TS, now=DOC_TS + 20)
-    assert cache.first_use("c", DOC_TS + 301, now=DOC_TS + 301)  # "a" expired with its timestamp
+    later = DOC_TS + 300 + BUCKET_S + 1  # "a" expired with its timestamp, and its bucket with it
+    assert cache.first_use("c", later, now=later)
     assert len(cache) == 2
-    assert not cache.first_use("b", DOC_TS + 10, now=DOC_TS + 301)
+    assert not cache.first_use("b", DOC_TS + 10, now=later)
+
+
+def test_the_replay_cache_holds_2000_requests_a_second_past_its_window_and_refuses_every_replay() -> None:
+    rate, window, seconds = 2_000, 300, 420
+    cache = ReplayCache(window_s=window)  # sized by the default rate: no count to outgrow
+    start = DOC_TS
+    for second in range(seconds):
+        now = start + second
+        for i in range(rate):
+            # Timestamps a little in the past, as a runner's clock and the network make them.
+            assert cache.first_use(f"msg_{second:06d}_{i:08x}{'0' * 24}", now - (i % 3), now=now)
+        # A request from just inside the window, sent again, is refused; none was forgotten early.
+        old = max(0, second - window + 3)
+        assert not cache.first_use(f"msg_{old:06d}_{7:08x}{'0' * 24}", start + old - 1, now=now)
+    assert len(cache) <= rate * (window + BUCKET_S + 3)
+
+
+def test_the_replay_cache_memory_per_id_is_as_documented() -> None:
+    count = 200_000
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        cache = ReplayCache(window_s=300)
+        for i in range(count):
+            cache.first_use(f"msg_{i:036x}", DOC_TS + i / 1_000, now=DOC_TS + i / 1_000)
+        used = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(cache) == count
+    assert used / count <= BYTES_PER_ID, f"{used / count:.0f} bytes an id"

@@ -25,7 +25,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
-from shared.botsdk.replay import DEFAULT_CAPACITY, ReplayCache, ReplayCacheFull
+from shared.botsdk.replay import DEFAULT_MAX_RATE, ReplayCache, ReplayCacheFull
 from shared.protocol import signing
 
 PROTOCOL_VERSION = 1
@@ -59,7 +59,7 @@ class BotApp:
         init: InitFn | None = None,
         tolerance_s: int = signing.DEFAULT_TOLERANCE_S,
         accept_v1: bool = False,
-        replay_capacity: int = DEFAULT_CAPACITY,
+        replay_max_rate: float = DEFAULT_MAX_RATE,
     ) -> None:
         signing.Signer(secret)  # validates the secret now rather than on the first request
         self._decide = decide
@@ -68,7 +68,8 @@ class BotApp:
         self._tolerance_s = tolerance_s
         self._accept_v1 = accept_v1
         # An id stays remembered while its timestamp could still pass: until timestamp + window.
-        self._seen = ReplayCache(window_s=tolerance_s, capacity=replay_capacity)
+        # Sized by the request rate it must sustain over the window (shared/botsdk/replay.py).
+        self._seen = ReplayCache(window_s=tolerance_s, max_rate=replay_max_rate)
         self._initialised = init is None
         self._lock = threading.Lock()
 
