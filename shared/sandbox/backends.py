@@ -667,9 +667,9 @@ def _launcher_setup(
     """Runs in the launcher between fork and exec: join the sandbox's cgroups (still root, so
     before any bot code exists every process of the sandbox is counted), drop to the sandbox's
     own uid, then set per-process caps so they hold from the first instruction. The process
-    count (RLIMIT_NPROC counts every task of the uid) is set here only when the uid is the
-    sandbox's own; without one it would count the worker's tasks too, and only the in-sandbox
-    runner sets it."""
+    count is left to the cgroup's pids.max and the in-sandbox runner's RLIMIT_NPROC: set here it
+    would also count bubblewrap's own forks and any task of the uid not yet reaped by the kernel,
+    and bubblewrap then failed to start ("Can't fork for pid 1")."""
     values = limits.rlimits()
     # bwrap itself maps a little more than the runner, so give the launcher some headroom.
     pairs = [
@@ -679,8 +679,6 @@ def _launcher_setup(
         (resource.RLIMIT_NOFILE, max(values["open_files"], 16)),
         (resource.RLIMIT_CORE, 0),
     ]
-    if lease is not None:  # bubblewrap's two processes count too, as in the cgroup's pids.max
-        pairs.append((resource.RLIMIT_NPROC, values["processes"]))
     ids = (lease.uid, lease.gid) if lease is not None else None
 
     def apply() -> None:
