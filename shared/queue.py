@@ -12,17 +12,28 @@ time (prefetch 1), a task whose worker process died is requeued (reject on worke
 JSON crosses the broker. With late acks Redis hands an unacknowledged task to another worker after
 the visibility timeout, so Settings require that timeout to outlast every task's hard time limit
 (see docs/long-jobs.md); tasks that can run twice are written to be idempotent.
+
+Outages: a task that fails because the database is unreachable is sent again with a capped backoff
+(`ArenaTask`) rather than acknowledged away, unless it opts out (`retry_on_outage=False`, the beat's
+periodic tasks, whose next tick does the same work). Worker and beat logs say an outage once per
+interval per kind, without tracebacks (shared/logging_throttle.py).
 """
 
 from __future__ import annotations
 
+import logging
+import random
 from collections.abc import Sequence
 from typing import Any
 
-from celery import Celery
+from celery import Celery, Task, signals
 from kombu import Exchange, Queue
 
 from shared.config import Settings, get_settings
+from shared.logging_throttle import LogThrottle, install_outage_filter
+from shared.outages import Dependency, describe, unreachable
+
+log = logging.getLogger(__name__)
 
 QUEUE_MATCHES = "matches"
 QUEUE_TRAINING = "training"
@@ -30,9 +41,66 @@ QUEUE_EVOLUTION = "evolution"
 QUEUES = (QUEUE_MATCHES, QUEUE_TRAINING, QUEUE_EVOLUTION)
 
 
-def create_celery(settings: Settings | None = None) -> Celery:
+OUTAGE_RETRY_MAX_S = 10.0
+"""The longest wait between two tries of a task during a database outage: a task queued during an
+outage starts at most this long (and at least half of it) after the database is back. Far below the
+broker's visibility timeout, so a delayed retry held by a worker is never handed to another."""
+OUTAGE_MAX_RETRIES = 100_000
+"""Tries of one task through outages (about 11 days at the capped delay): in effect for ever; past
+it, the reaper still resends a match or chunk that is left queued."""
+_outage_log = LogThrottle()
+
+
+def outage_retry_delay_s(retries: int, rng: random.Random | None = None) -> float:
+    """The countdown before try `retries + 1`: doubling from 1 s up to OUTAGE_RETRY_MAX_S, each drawn
+    from its upper half, so the tasks of one outage do not all come back in the same second."""
+    ceiling = min(OUTAGE_RETRY_MAX_S, 2.0 ** min(retries, 16))
+    return ceiling * (rng or random).uniform(0.5, 1.0)
+
+
+class ArenaTask(Task[Any, Any]):
+    """Every Arena task: a task that fails because the database is unreachable is sent again after
+    `outage_retry_delay_s` (and its message acknowledged only once the retry is sent), so a play or
+    chunk message is never lost to an outage. Safe because every task is idempotent (its claim
+    makes a second run a no-op). Other errors are raised as before."""
+
+    retry_on_outage = True
+    """False for periodic tasks (ladder tick, reaper): the next tick does the work; retries of every
+    tick would only pile up."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return self.run(*args, **kwargs)
+        except Exception as exc:
+            if not self.retry_on_outage or unreachable(exc) is not Dependency.DATABASE:
+                raise
+            delay = outage_retry_delay_s(self.request.retries)
+            _outage_log.log(
+                log,
+                logging.WARNING,
+                ("retry", self.name),
+                "%s: the database is unreachable (%s); retrying in %.1f s",
+                self.name,
+                describe(exc),
+                delay,
+            )
+            raise self.retry(exc=exc, countdown=delay, max_retries=OUTAGE_MAX_RETRIES) from None
+
+
+@signals.after_setup_logger.connect
+def _quiet_outages(logger: logging.Logger | None = None, **_: Any) -> None:
+    """Worker and beat: outage errors logged once per interval per kind, without tracebacks."""
+    install_outage_filter(logger)
+
+
+@signals.after_setup_task_logger.connect
+def _quiet_task_outages(logger: logging.Logger | None = None, **_: Any) -> None:
+    install_outage_filter(logger)
+
+
+def create_celery(settings: Settings | None = None) -> Celery[ArenaTask]:
     settings = settings or get_settings()
-    app = Celery("arena", broker=settings.redis_url)
+    app = Celery("arena", broker=settings.redis_url, task_cls=ArenaTask)
     app.conf.update(
         # One direct exchange per queue, routing key = queue name: a message reaches its queue only.
         # A queue not declared here is an error, never a silently created queue nobody consumes.

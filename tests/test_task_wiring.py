@@ -9,9 +9,19 @@ from pathlib import Path
 import pytest
 from celery.exceptions import QueueNotFound
 from pydantic import ValidationError
+from sqlalchemy.exc import OperationalError
 
 from shared.config import Settings, get_settings
-from shared.queue import QUEUES, celery_app, create_celery, send_task
+from shared.queue import (
+    OUTAGE_RETRY_MAX_S,
+    QUEUE_MATCHES,
+    QUEUES,
+    ArenaTask,
+    celery_app,
+    create_celery,
+    outage_retry_delay_s,
+    send_task,
+)
 from tests.conftest import ROOT
 
 TASK_MODULES = sorted(
@@ -60,6 +70,12 @@ def test_every_task_declares_its_queue_and_limits() -> None:
         assert task.acks_late, name
     for entry in celery_app.conf.beat_schedule.values():
         assert entry["task"] in tasks and entry["options"]["queue"] == tasks[entry["task"]].queue
+    periodic = {entry["task"] for entry in celery_app.conf.beat_schedule.values()}
+    for name, task in tasks.items():
+        assert isinstance(task, ArenaTask), name
+        # Work a lost message would lose (a match, a chunk) is retried through an outage; a beat
+        # tick is not (the next tick does its work).
+        assert task.retry_on_outage is (name not in periodic), name
 
 
 def test_sending_names_the_queue_and_an_undeclared_queue_is_refused() -> None:
@@ -87,3 +103,38 @@ def test_the_broker_must_outlive_every_tasks_hard_limit() -> None:
 
 def test_task_modules_are_found_where_services_keep_them() -> None:
     assert all(Path(ROOT, *module.split(".")).with_suffix(".py").is_file() for module in TASK_MODULES)
+
+
+def _database_down() -> OperationalError:
+    return OperationalError("SELECT 1", {}, ConnectionRefusedError("connection refused"))
+
+
+def test_a_task_is_retried_through_a_database_outage_and_only_then() -> None:
+    """Run eagerly: a retry runs at once, so the test sees every try (a worker waits its countdown)."""
+    app = create_celery(Settings(dev_mode=True))
+    tries: list[str] = []
+
+    def flaky(error: str, fail_times: int) -> int:
+        tries.append(error)
+        if len(tries) <= fail_times:
+            raise _database_down() if error == "outage" else ValueError("a bug")
+        return len(tries)
+
+    task = app.task(name="arena.test.flaky", queue=QUEUE_MATCHES)(flaky)
+    periodic = app.task(name="arena.test.tick", queue=QUEUE_MATCHES, retry_on_outage=False)(flaky)
+
+    assert task.apply(args=["outage", 3]).get() == 4
+    tries.clear()
+    with pytest.raises(ValueError, match="a bug"):
+        task.apply(args=["bug", 3]).get()
+    assert len(tries) == 1
+    tries.clear()
+    with pytest.raises(OperationalError):
+        periodic.apply(args=["outage", 3]).get()
+    assert len(tries) == 1
+
+
+def test_outage_retries_back_off_to_a_cap() -> None:
+    for retries in range(30):
+        ceiling = min(OUTAGE_RETRY_MAX_S, 2.0**retries)
+        assert ceiling / 2 <= outage_retry_delay_s(retries) <= ceiling

@@ -1,8 +1,10 @@
 """Every failure becomes a JSON answer with a `detail` that tells the caller what to fix.
 
 Bad input is always a 4xx: validation errors list each offending field path, unknown routes name the
-route, database conflicts become 409. Only real bugs reach the catch-all, which logs the traceback
-and answers 500 without internals. The body's shape is documented once, as `ErrorBody`, in
+route, database conflicts become 409. An unreachable database or Redis is a 503 with Retry-After
+(an HTML page for the HTML pages), logged once per interval with a count, never a traceback per
+request. Only real bugs reach the catch-all, which logs the traceback and answers 500 without
+internals. The body's shape is documented once, as `ErrorBody`, in
 services/gateway/openapi.py.
 """
 
@@ -14,17 +16,31 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.routing import APIRoute
 from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
 
+from services.gateway.web.templating import render
 from shared.bots import errors as bot_errors
 from shared.evolution import errors as evolution_errors
+from shared.logging_throttle import LogThrottle
 from shared.matches import MatchRequestError
+from shared.outages import DATABASE_ERRORS, REDIS_ERRORS, Dependency, describe, unreachable
 from shared.quotas import QuotaExceeded
 from shared.training import errors as training_errors
 
 log = logging.getLogger("services.gateway.errors")
+
+OUTAGE_RETRY_AFTER_S = 5
+"""Retry-After of a 503 for an unreachable database or Redis: the workers retry their own work at
+most 10 s apart (shared.queue), clients a little sooner; a restarted PostgreSQL answers in seconds."""
+OUTAGE_MESSAGES = {
+    Dependency.DATABASE: "the database is unreachable; try again later",
+    Dependency.REDIS: "the match queue (Redis) is unreachable; try again later",
+}
+_outage_log = LogThrottle()
 
 
 class ApiError(Exception):
@@ -179,7 +195,46 @@ async def _integrity_error(request: Request, exc: IntegrityError) -> JSONRespons
     return JSONResponse({"detail": detail}, status_code=409)
 
 
-async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+def _wants_html(request: Request) -> bool:
+    """Whether the request was routed to one of the HTML pages (services/gateway/web)."""
+    route = request.scope.get("route")
+    return isinstance(route, APIRoute) and route.response_class is HTMLResponse
+
+
+def outage_response(request: Request, dependency: Dependency, exc: BaseException) -> Response:
+    """503 with Retry-After and one line: JSON for the API, a short page for the HTML pages. Logged
+    once per dependency and error type per interval, with the count of the others."""
+    _outage_log.log(
+        log,
+        logging.WARNING,
+        (dependency, type(exc).__name__),
+        "%s unreachable: answering 503 (%s %s: %s)",
+        dependency,
+        request.method,
+        request.url.path,
+        describe(exc),
+    )
+    message = OUTAGE_MESSAGES[dependency]
+    headers = {"Retry-After": str(OUTAGE_RETRY_AFTER_S)}
+    if _wants_html(request):
+        page = render(request, "error_page.html", {"title": "Unavailable", "message": message}, 503)
+        page.headers.update(headers)
+        return page
+    return JSONResponse({"detail": message}, status_code=503, headers=headers)
+
+
+async def _outage(request: Request, exc: Exception) -> Response:
+    """The handler of shared.outages' error classes (registered below)."""
+    dependency = unreachable(exc)
+    if dependency is None:  # not reached for the registered classes; a bug if it ever is
+        return await _unexpected(request, exc)
+    return outage_response(request, dependency, exc)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    dependency = unreachable(exc)  # an outage wrapped in another error
+    if dependency is not None:
+        return outage_response(request, dependency, exc)
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return JSONResponse({"detail": "internal server error"}, status_code=500)
 
@@ -195,4 +250,6 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(training_errors.TrainingError, _training_error)  # type: ignore[arg-type]
     app.add_exception_handler(evolution_errors.EvolutionError, _evolution_error)  # type: ignore[arg-type]
     app.add_exception_handler(IntegrityError, _integrity_error)  # type: ignore[arg-type]
+    for outage in (*DATABASE_ERRORS, *REDIS_ERRORS):
+        app.add_exception_handler(outage, _outage)
     app.add_exception_handler(Exception, _unexpected)

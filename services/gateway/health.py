@@ -11,9 +11,12 @@ from sqlalchemy import text
 
 from services.gateway.deps import SettingsDep
 from shared.db.session import get_engine
+from shared.logging_throttle import LogThrottle
 
 router = APIRouter(tags=["operations"])
 log = logging.getLogger("services.gateway.health")
+_not_ready_log = LogThrottle()
+"""Probes come every few seconds during an outage: each state said once a minute, with the count."""
 
 
 @router.get("/health", summary="Liveness")
@@ -66,7 +69,7 @@ def ready(settings: SettingsDep) -> JSONResponse:
         checks["redis"] = f"unreachable: {type(exc).__name__}"
     ok = all(v == "ok" for v in checks.values())
     if not ok:
-        log.warning("not ready: %s", checks)
+        _not_ready_log.log(log, logging.WARNING, tuple(sorted(checks.items())), "not ready: %s", checks)
     return JSONResponse(
         {"status": "ok" if ok else "unavailable", "checks": checks}, status_code=200 if ok else 503
     )

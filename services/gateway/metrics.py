@@ -33,11 +33,15 @@ from shared.config import get_settings
 from shared.db.models import Bot, EvolutionRun, Job, Match
 from shared.db.session import get_sessionmaker
 from shared.evolution import EVOLUTION
+from shared.logging_throttle import LogThrottle
+from shared.outages import describe
 from shared.queue import QUEUES
 from shared.states import BotStatus, JobStatus, MatchStatus
 from shared.training import TRAINING
 
 log = logging.getLogger("services.gateway.metrics")
+_scrape_failures = LogThrottle()
+"""A scrape every few seconds during an outage: said once a minute, with the count."""
 
 
 class GatewayMetrics:
@@ -128,7 +132,13 @@ class PlatformCollector(Collector):
                     )
                 }
         except Exception as exc:  # metrics must answer even while the database is down
-            log.warning("cannot read platform gauges: %s", exc)
+            _scrape_failures.log(
+                log,
+                logging.WARNING,
+                ("platform", type(exc).__name__),
+                "cannot read platform gauges: %s",
+                describe(exc),
+            )
             return
         for status in MatchStatus:
             matches.add_metric([status], float(by_status.get(status, 0)))
@@ -181,7 +191,13 @@ class QueueCollector(Collector):
                 pipeline.llen(queue)
             counts = pipeline.execute()
         except redis.RedisError as exc:  # metrics must answer even while the broker is down
-            log.warning("cannot read queue lengths: %s", exc)
+            _scrape_failures.log(
+                log,
+                logging.WARNING,
+                ("queues", type(exc).__name__),
+                "cannot read queue lengths: %s",
+                describe(exc),
+            )
             return
         for queue, count in zip(self.queues, counts, strict=True):
             lengths.add_metric([queue], float(count))

@@ -37,6 +37,7 @@ from shared.config import Settings, get_settings
 from shared.games.base import Game
 from shared.games.registry import get_game
 from shared.jobs import worker_name
+from shared.outages import unreachable
 from shared.replay_store import ReplayStoreError, replay_store
 
 log = logging.getLogger(__name__)
@@ -160,6 +161,8 @@ def run_match(match_id: uuid.UUID, settings: Settings | None = None) -> Outcome:
         plan = load_plan(match_id)
         game = get_game(plan.game)
     except Exception as exc:
+        if unreachable(exc) is not None:
+            raise  # claimed but not loaded: the reaper hands the match out again once it is stale
         log.exception("cannot load match %s", match_id)
         _fail(match_id, attempt, f"cannot load the match: {type(exc).__name__}")
         return Outcome.FAILED

@@ -31,8 +31,10 @@ _BEAT_TASK: dict[str, Any] = {
     "time_limit": _settings.beat_task_hard_time_limit_s,
     "acks_late": True,
     "ignore_result": True,
+    "retry_on_outage": False,
 }
-"""What the two beat tasks (ladder tick, reaper) share: short limits on the matches queue."""
+"""What the two beat tasks (ladder tick, reaper) share: short limits on the matches queue, and no
+retries through an outage (shared.queue.ArenaTask): the next tick does the same work."""
 
 
 @celery_app.task(
@@ -43,7 +45,8 @@ _BEAT_TASK: dict[str, Any] = {
     acks_late=True,
 )
 def play(match_id: str) -> str:
-    """Play a match. Idempotent: redelivery, retries and duplicates are harmless."""
+    """Play a match. Idempotent: redelivery, retries and duplicates are harmless. A match that
+    cannot be claimed because the database is unreachable is tried again (shared.queue.ArenaTask)."""
     return str(run_match(uuid.UUID(match_id)))
 
 

@@ -26,8 +26,11 @@ from dataclasses import dataclass
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from shared.events import TOPIC_MATCHES, EventStream, MatchFinished
+from shared.logging_throttle import LogThrottle
+from shared.outages import describe, unreachable
 
 log = logging.getLogger(__name__)
+_build_failures = LogThrottle()
 
 MAX_PAGES = 256
 """Pages kept at most (offsets are the client's to choose); the oldest goes first."""
@@ -119,8 +122,16 @@ class LeaderboardCache:
         if self._building.get(key) is task:
             del self._building[key]
         if not task.cancelled() and (problem := task.exception()) is not None:
-            # Waiters, if any, got it too; retrieved here so that none is reported as lost.
-            log.warning("leaderboard page %s not built: %s: %s", key, type(problem).__name__, problem)
+            # Waiters, if any, got it too; retrieved here so that none is reported as lost. An outage
+            # fails every build until it ends: said once per interval (the 503s are logged too).
+            _build_failures.log(
+                log,
+                logging.WARNING,
+                (unreachable(problem), type(problem).__name__),
+                "leaderboard page %s not built: %s",
+                key,
+                describe(problem),
+            )
 
     def _drop_expired(self) -> None:
         now = self._clock()

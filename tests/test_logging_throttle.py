@@ -1,0 +1,133 @@
+"""shared.logging_throttle and shared.outages: one line per failure kind per interval, with the
+count of repeats; tracebacks only for what is not an outage."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import redis.exceptions
+from kombu.exceptions import OperationalError as BrokerError
+from sqlalchemy import exc as sa_exc
+
+from shared.logging_throttle import LogThrottle, OutageLogFilter
+from shared.outages import Dependency, unreachable
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def database_down() -> sa_exc.OperationalError:
+    driver = ConnectionRefusedError("connection refused\n\tIs the server running on that host?")
+    return sa_exc.OperationalError("SELECT 1", {}, driver)
+
+
+def record_with(
+    exc: BaseException, msg: str = "ladder tick failed for %s", *args: object
+) -> logging.LogRecord:
+    try:
+        raise exc
+    except BaseException as raised:
+        info = (type(raised), raised, raised.__traceback__)
+    return logging.LogRecord("arena.test", logging.ERROR, __file__, 1, msg, args or ("podracing",), info)
+
+
+def test_throttle_logs_the_first_counts_repeats_and_reports_them_after_the_interval() -> None:
+    clock = Clock()
+    throttle = LogThrottle(interval_s=60, clock=clock)
+    assert throttle.admit("db") == 0
+    for _ in range(99):
+        clock.now += 0.5
+        assert throttle.admit("db") is None
+    assert throttle.admit("redis") == 0  # kinds are counted apart
+    clock.now = 60.0
+    assert throttle.admit("db") == 99
+    assert throttle.admit("db") is None
+
+
+def test_throttle_log_appends_the_count(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock()
+    throttle = LogThrottle(interval_s=10, clock=clock)
+    logger = logging.getLogger("arena.test.throttle")
+    with caplog.at_level(logging.WARNING, logger=logger.name):
+        for second in range(25):
+            clock.now = float(second)
+            throttle.log(logger, logging.WARNING, "db", "database unreachable (%s)", "refused")
+    assert caplog.messages == [
+        "database unreachable (refused)",
+        "database unreachable (refused) (and 9 more like it in the last 10 s)",
+        "database unreachable (refused) (and 9 more like it in the last 10 s)",
+    ]
+
+
+def test_outage_filter_turns_tracebacks_into_one_counted_line_per_interval() -> None:
+    clock = Clock()
+    outage_filter = OutageLogFilter(interval_s=60, clock=clock)
+    first = record_with(database_down())
+    assert outage_filter.filter(first)
+    assert first.exc_info is None
+    assert first.getMessage() == (
+        "ladder tick failed for podracing [database unreachable: OperationalError: "
+        "(builtins.ConnectionRefusedError) connection refused]"
+    )
+    kept = [outage_filter.filter(record_with(database_down(), "ladder tick failed for %s", "battle"))]
+    for _ in range(9):
+        clock.now += 1
+        kept.append(outage_filter.filter(record_with(database_down())))
+    assert kept == [False] * 10  # the same template and error type: one kind, whichever game
+    clock.now = 60.0
+    later = record_with(database_down())
+    assert outage_filter.filter(later)
+    assert later.getMessage().endswith("(and 10 more like it in the last 60 s)")
+
+
+def test_outage_filter_keeps_the_traceback_of_the_unexpected() -> None:
+    outage_filter = OutageLogFilter(interval_s=60, clock=Clock())
+    for _ in range(3):
+        record = record_with(KeyError("bot"))
+        assert outage_filter.filter(record)
+        assert record.exc_info is not None
+        assert record.getMessage() == "ladder tick failed for podracing"
+    plain = logging.LogRecord("arena.test", logging.INFO, __file__, 1, "hello", None, None)
+    assert outage_filter.filter(plain)
+
+
+def test_beat_style_multiline_message_becomes_one_line() -> None:
+    """celery.beat logs 'Message Error: %s\\n%s' with the whole stack in the second argument."""
+    record = record_with(
+        BrokerError("Error 111 connecting to 127.0.0.1:6379."), "Message Error: %s\n%s", "x", "stack"
+    )
+    assert OutageLogFilter(clock=Clock()).filter(record)
+    assert "\n" not in record.getMessage()
+    assert record.getMessage().startswith("Message Error: x [redis unreachable: OperationalError: Error 111")
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (database_down(), Dependency.DATABASE),
+        (sa_exc.InterfaceError("SELECT 1", {}, Exception("connection already closed")), Dependency.DATABASE),
+        (sa_exc.TimeoutError("QueuePool limit reached"), Dependency.DATABASE),
+        (redis.exceptions.ConnectionError("Error 111"), Dependency.REDIS),
+        (BrokerError("Error 111"), Dependency.REDIS),
+        (sa_exc.IntegrityError("INSERT", {}, Exception("duplicate key")), None),
+        (ValueError("a bug"), None),
+    ],
+)
+def test_unreachable_names_the_dependency(error: BaseException, expected: Dependency | None) -> None:
+    assert unreachable(error) is expected
+
+
+def test_unreachable_looks_at_what_an_error_was_raised_from() -> None:
+    try:
+        try:
+            raise database_down()
+        except sa_exc.OperationalError as outage:
+            raise RuntimeError("cannot load the match") from outage
+    except RuntimeError as wrapped:
+        assert unreachable(wrapped) is Dependency.DATABASE
