@@ -124,8 +124,12 @@ class JobStatus(StrEnum):
 
 class TrainingStage(StrEnum):
     """The trainer's curriculum stages (services.trainer.curriculum.Stage, which a test keeps equal),
-    here so that the gateway and the database know them without importing the trainer (torch)."""
+    here so that the gateway and the database know them without importing the trainer (torch).
 
+    IMITATE (a run with a teacher starts there) -> RUNNER; SOLO (from scratch) -> RUNNER ->
+    SELF_PLAY -> LEAGUE, each on its exit condition or by hand."""
+
+    IMITATE = "imitate"
     SOLO = "solo"
     RUNNER = "runner"
     SELF_PLAY = "self_play"

@@ -141,6 +141,7 @@ def _add_train(add: AddParser) -> None:
         "  arena train podracing --seconds 600\n"
         "  arena train podracing --steps 2000000 --device cuda --out runs/first\n"
         "  arena train podracing --resume runs/first/latest.pt --seconds 600\n"
+        "  arena train podracing --imitate builtin:blocker --seconds 1800\n"
         '  arena train podracing --config \'{"learning_rate": 0.001, "num_steps": 64}\'',
         formatter_class=_formatter,
     )
@@ -160,6 +161,12 @@ def _add_train(add: AddParser) -> None:
     train.add_argument("--seed", type=int, help="seeds torch and the tracks (default: 1)")
     train.add_argument("--num-envs", type=int, help="races played at once (default: 256)")
     train.add_argument("--resume", metavar="CKPT", help="continue the run of this checkpoint")
+    train.add_argument(
+        "--imitate",
+        metavar="TEACHER",
+        help="start by imitating TEACHER (builtin:runner, builtin:blocker or a checkpoint file) with "
+        "DAgger, then fine-tune with PPO",
+    )
     train.add_argument(
         "--threads", type=int, help="CPU threads torch may use (default: torch's own choice, every core)"
     )

@@ -104,6 +104,8 @@ def _new_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Trainer:
         "num_envs": args.num_envs,
         "total_steps": args.steps,
     }
+    if args.imitate:
+        options |= {"teacher": args.imitate, "stage": "imitate"}
     data = args_to_dict(Args()) | config | {key: value for key, value in options.items() if value is not None}
     try:
         run_args = args_from_dict(data)
@@ -111,7 +113,12 @@ def _new_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Trainer:
         raise CliError(f"--config: {_short(exc)}") from None
     if run_args.num_envs < 1 or run_args.num_steps < 1 or run_args.total_steps < 1:
         raise CliError("--num-envs, num_steps and --steps must be at least 1")
-    return Trainer(run_args)
+    try:
+        return Trainer(run_args)
+    except FileNotFoundError:
+        raise CliError(f"--imitate: no such checkpoint file: {run_args.teacher}") from None
+    except ValueError as exc:  # an unknown teacher or action set, a teacher that is not a checkpoint
+        raise CliError(_short(exc)) from None
 
 
 def _resumed_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Trainer:
@@ -152,6 +159,11 @@ def progress_line(metrics: dict[str, Any]) -> str:
         f"sps {metrics['sps']:>7,}  win runner {_rate(metrics.get('win_rate_runner'))} "
         f"blocker {_rate(metrics.get('win_rate_blocker'))}  "
         f"cp/100t {metrics['checkpoints_per_100_turns']:5.1f}  entropy {metrics['entropy']:.3f}"
+        + (
+            f"  agree {agreement:.3f}"
+            if (agreement := metrics.get("imitation_agreement")) is not None
+            else ""
+        )
     )
 
 
@@ -200,6 +212,8 @@ def train(args: argparse.Namespace) -> int:
     if args.resume:
         if args.seed is not None:
             raise CliError("--seed cannot change when resuming: it is the checkpoint's")
+        if args.imitate:
+            raise CliError("--imitate starts a new run: the resumed run keeps its own teacher")
         _checkpoint_file(args.resume)
     _require_torch("train")
     import torch

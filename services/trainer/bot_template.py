@@ -2,9 +2,9 @@
 
 It computes the policy's inputs from the observation exactly as training does
 (services/trainer/features.py, mirrored line for line below), runs the DeepSets network (12-bit
-weights with one scale per output row, dequantised once on the first turn) and plays the
-deterministic action: the rotation and thrust means, SHIELD or BOOST when their logits are
-positive (SHIELD wins). Each pod aims AIM_DISTANCE units away along its heading plus the rotation.
+weights with one scale per output row, dequantised once on the first turn) and plays the most
+likely of its discrete actions (ACTIONS: a rotation and a thrust, SHIELD or BOOST). Each pod aims
+AIM_DISTANCE units away along its heading plus the action's rotation.
 
 State: each player's runner pod (role hysteresis), kept per player id and reset on turn 0.
 The CodinGame version also tracks what CodinGame does not show: checkpoint passes of every pod
@@ -22,6 +22,9 @@ SOURCE = "the untrained template"
 """Where the weights come from."""
 SHAPE = (32, 16, 64)
 """Widths: encoder hidden layer, embedding, head hidden layers (policy.NetShape)."""
+ACTIONS: tuple[tuple[float, float, int], ...] = ((0.0, 1.0, 0),)
+"""The action set (services/trainer/actions.py): (rotation in degrees from the heading, thrust as
+a share of max thrust, kind: 0 thrust, 1 SHIELD, 2 BOOST), one per output of the network."""
 WEIGHTS = ""
 """12-bit signed weights of every layer, row by row: one character each, from CODE_BASE."""
 SCALES: tuple[float, ...] = ()
@@ -32,11 +35,11 @@ BIASES: tuple[float, ...] = ()
 CODE_BASE = 0x4E00
 SELF_DIM = 14
 ENTITY_DIM = 14
-ACTION_DIM = 4
+SHIELD = 1
+BOOST = 2
 POS_SCALE = 1.0 / 10000.0
 VEL_SCALE = 1.0 / 1000.0
 PASS_SCALE = 0.25
-MAX_ROTATION = 18.0 * math.pi / 180.0
 AIM_DISTANCE = 10000.0
 OTHERS = ((1, 2, 3), (0, 2, 3), (3, 0, 1), (2, 0, 1))
 """For each pod: its teammate first, then the two opponents (own pods are 0 and 1)."""
@@ -62,7 +65,7 @@ def _network() -> list[Layer]:
             (encoder_hidden, embedding),
             (SELF_DIM + embedding, hidden),
             (hidden, hidden),
-            (hidden, ACTION_DIM),
+            (hidden, len(ACTIONS)),
         ]
         weights = _unpack(WEIGHTS, sum(inputs * outputs for inputs, outputs in sizes))
         start = row = 0
@@ -84,7 +87,7 @@ def _dense(layer: Layer, inputs: list[float], relu: bool) -> list[float]:
 
 
 def _policy(own: list[float], entities: list[list[float]]) -> list[float]:
-    """The actor's outputs: rotation mean, thrust mean, SHIELD logit, BOOST logit."""
+    """The actor's outputs: one logit per action."""
     network = _network()
     context: list[float] = []
     for entity in entities:
@@ -197,12 +200,13 @@ def _pod_commands(observation: dict[str, Any]) -> list[dict[str, Any]]:
                     is_runner[o],
                 ]
             )
-        out = _policy(own, entities)
-        direction = heading[p] + min(max(out[0], -1.0), 1.0) * MAX_ROTATION
-        thrust: int | str = math.floor((min(max(out[1], -1.0), 1.0) + 1.0) * 0.5 * max_thrust + 0.5)
-        if out[2] > 0.0:
+        logits = _policy(own, entities)
+        rotation, share, kind = ACTIONS[logits.index(max(logits))]
+        direction = heading[p] + rotation * (math.pi / 180.0)
+        thrust: int | str = math.floor(share * max_thrust + 0.5)
+        if kind == SHIELD:
             thrust = "SHIELD"
-        elif out[3] > 0.0:
+        elif kind == BOOST:
             thrust = "BOOST"
         commands.append(
             {

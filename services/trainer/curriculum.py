@@ -1,13 +1,17 @@
 """The curriculum: stages with their opponent mixes and exit conditions on measured metrics.
 
+    imitate    DAgger on a teacher (runner and blocker)  exit: imitation_steps steps in the stage
     solo       against idle pods: learn to race          exit: checkpoints / 100 turns >= solo_exit_rate
-    runner     the scripted runner (and some blocker)    exit: wins against the runner >= runner_exit_win_rate
-    self_play  mostly the current policy                 exit: the league holds >= league_entry_size policies
-    league     80% latest self / 20% league, plus the scripted bots as anchors; last stage
+    runner     the scripted runner and blocker, 50:50    exit: win rates against both >= their targets
+    self_play  the current policy half, the built-ins    exit: the league holds >= league_entry_size policies
+    league     self, league and the scripted bots; last stage
 
-A stage switches automatically when its exit condition holds (over at least `min_episodes` races of
-the last iteration, once the races have played `settle_turns` turns since they last restarted), or
-by hand through the run's config (`stage`).
+A run starts in `solo` (from scratch) or `imitate` (with a teacher: `Args.teacher`), and `imitate`
+goes on to `runner`. The scripted built-ins play at least half of the races until the win targets
+against them hold in training, then self-play and the league take over, with the built-ins kept as
+anchors. A stage switches automatically when its exit condition holds (over at least
+`min_episodes` races of the last iteration, once the races have played `settle_turns` turns since
+they last restarted), or by hand through the run's config (`stage`).
 """
 
 from __future__ import annotations
@@ -22,39 +26,41 @@ from services.trainer.opponents import OpponentKind
 
 
 class Stage(StrEnum):
+    IMITATE = "imitate"
     SOLO = "solo"
     RUNNER = "runner"
     SELF_PLAY = "self_play"
     LEAGUE = "league"
 
-    def following(self) -> Stage | None:
-        order = list(Stage)
-        index = order.index(self)
-        return order[index + 1] if index + 1 < len(order) else None
-
 
 OPPONENT_MIX: dict[Stage, dict[OpponentKind, float]] = {
+    Stage.IMITATE: {OpponentKind.RUNNER: 0.5, OpponentKind.BLOCKER: 0.5},
     Stage.SOLO: {OpponentKind.IDLE: 1.0},
-    Stage.RUNNER: {OpponentKind.RUNNER: 0.7, OpponentKind.BLOCKER: 0.3},
-    Stage.SELF_PLAY: {OpponentKind.SELF: 0.6, OpponentKind.RUNNER: 0.2, OpponentKind.BLOCKER: 0.2},
+    Stage.RUNNER: {OpponentKind.RUNNER: 0.5, OpponentKind.BLOCKER: 0.5},
+    Stage.SELF_PLAY: {OpponentKind.SELF: 0.5, OpponentKind.RUNNER: 0.25, OpponentKind.BLOCKER: 0.25},
     Stage.LEAGUE: {
-        OpponentKind.SELF: 0.64,
-        OpponentKind.LEAGUE: 0.16,
-        OpponentKind.RUNNER: 0.1,
-        OpponentKind.BLOCKER: 0.1,
+        OpponentKind.SELF: 0.4,
+        OpponentKind.LEAGUE: 0.2,
+        OpponentKind.RUNNER: 0.2,
+        OpponentKind.BLOCKER: 0.2,
     },
 }
-"""Share of races against each kind of opponent, per stage (self:league = 80:20 in the league)."""
+"""Share of races against each kind of opponent, per stage: the built-ins play at least half of
+the races until their win targets hold (`runner` exit), and 40% after, so they stay measured."""
 
 
 @dataclass(frozen=True, slots=True)
 class CurriculumArgs:
     auto: bool = True
     """Advance stages when their exit condition holds."""
+    imitation_steps: int = 2_000_000
+    """Environment steps of DAgger before the imitate stage hands over to PPO (runner stage)."""
     solo_exit_rate: float = 8.0
     """Checkpoints passed by both pods per 100 race turns that end the solo stage."""
-    runner_exit_win_rate: float = 0.85
-    """Win rate against the scripted runner that ends the runner stage."""
+    runner_exit_win_rate: float = 0.95
+    """Win rate against the scripted runner that (with the blocker's) ends the runner stage."""
+    blocker_exit_win_rate: float = 0.75
+    """Win rate against the scripted blocker that (with the runner's) ends the runner stage."""
     league_entry_size: int = 4
     """League size that ends the self-play stage."""
     min_episodes: int = 32
@@ -64,14 +70,26 @@ class CurriculumArgs:
     the first races to finish are the short ones, mostly won, and their win rate says little."""
 
 
+def _at_least(metrics: dict[str, Any], key: str, target: float) -> bool:
+    value = metrics.get(key)
+    return value is not None and value >= target
+
+
 def next_stage(stage: Stage, metrics: dict[str, Any], league_size: int, args: CurriculumArgs) -> Stage | None:
     """The stage to switch to after an iteration with these metrics, or None to stay."""
-    if not args.auto or metrics.get("episodes", 0) < args.min_episodes:
+    if not args.auto:
+        return None
+    if stage == Stage.IMITATE:
+        return Stage.RUNNER if metrics.get("stage_steps", 0) >= args.imitation_steps else None
+    if metrics.get("episodes", 0) < args.min_episodes:
         return None
     if stage == Stage.SOLO and metrics.get("checkpoints_per_100_turns", 0.0) >= args.solo_exit_rate:
         return Stage.RUNNER
-    win_rate = metrics.get("win_rate_runner")
-    if stage == Stage.RUNNER and win_rate is not None and win_rate >= args.runner_exit_win_rate:
+    if (
+        stage == Stage.RUNNER
+        and _at_least(metrics, "win_rate_runner", args.runner_exit_win_rate)
+        and _at_least(metrics, "win_rate_blocker", args.blocker_exit_win_rate)
+    ):
         return Stage.SELF_PLAY
     if stage == Stage.SELF_PLAY and league_size >= args.league_entry_size:
         return Stage.LEAGUE

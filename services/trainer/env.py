@@ -14,15 +14,23 @@ from dataclasses import dataclass
 
 import torch
 
+from services.trainer.actions import DEFAULT_ACTION_SET, ActionTable, Kind
 from services.trainer.features import RaceView, features, frame_heading, update_runners
 from services.trainer.opponents import Commands, OpponentKind, blocker_commands, idle_commands, runner
-from services.trainer.policy import MAX_ROTATION_DEG
-from services.trainer.rewards import RewardWeights, checkpoint_distance, progress, team_rewards, touching
+from services.trainer.rewards import (
+    RewardWeights,
+    checkpoint_distance,
+    lead,
+    progress,
+    shaping_rewards,
+    touching,
+    winning_rewards,
+)
 from shared.games.podracing.batched_env import AIM_DISTANCE, BatchedPodracingEnv
 from shared.games.podracing.engine import RaceConfig
 
 PolicyFn = Callable[[torch.Tensor], torch.Tensor]
-"""Features [n, 2, OBS_DIM] -> actions [n, 2, 4]."""
+"""Features [n, 2, OBS_DIM] -> action indices [n, 2] (`actions.ActionTable`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,20 +49,27 @@ class StepResult:
     """[B] checkpoints passed by player 0's pods this turn."""
 
 
-def policy_commands(view: RaceView, player: int, actions: torch.Tensor, max_thrust: float) -> Commands:
-    """Commands of `player`'s pods from policy actions [B, 2, 4] (see `policy`)."""
+def policy_commands(
+    view: RaceView, player: int, actions: torch.Tensor, max_thrust: float, table: ActionTable
+) -> Commands:
+    """Commands of `player`'s pods from action indices [B, 2] into `table`: aim AIM_DISTANCE
+    away along the frame heading plus the action's rotation, with its thrust, SHIELD or BOOST."""
     pods = slice(2 * player, 2 * player + 2)
-    heading = frame_heading(view)[:, pods]
-    rotation = actions[..., 0].clamp(-1.0, 1.0) * (MAX_ROTATION_DEG * math.pi / 180.0)
-    direction = heading + rotation
+    direction = frame_heading(view)[:, pods] + table.rotation[actions]
     x, y = view.x[:, pods], view.y[:, pods]
     target = torch.stack(
         (x + torch.cos(direction) * AIM_DISTANCE, y + torch.sin(direction) * AIM_DISTANCE), -1
     )
-    thrust = (actions[..., 1].clamp(-1.0, 1.0) + 1.0) * (0.5 * max_thrust)
-    shield = actions[..., 2] > 0.5
-    boost = (actions[..., 3] > 0.5) & ~shield
-    return target, thrust, boost, shield
+    kind = table.kind[actions]
+    return target, table.thrust[actions] * max_thrust, kind == Kind.BOOST, kind == Kind.SHIELD
+
+
+def command_rotation(view: RaceView, player: int, target: torch.Tensor) -> torch.Tensor:
+    """[B, 2] radians from each of `player`'s pods' frame heading to its command's target."""
+    pods = slice(2 * player, 2 * player + 2)
+    wanted = torch.atan2(target[..., 1] - view.y[:, pods], target[..., 0] - view.x[:, pods])
+    turn = wanted - frame_heading(view)[:, pods]
+    return torch.remainder(turn + math.pi, 2.0 * math.pi) - math.pi
 
 
 class TrainingEnv:
@@ -65,10 +80,12 @@ class TrainingEnv:
         *,
         seed: int = 0,
         config: RaceConfig | None = None,
+        action_set: str = DEFAULT_ACTION_SET,
     ) -> None:
         self.num_envs = num_envs
         self.device = torch.device(device)
         self.config = config or RaceConfig()
+        self.table = ActionTable.of(action_set, self.device)
         self.env = BatchedPodracingEnv(
             num_envs, self.device, torch.float32, "idle", config=self.config, seed=seed
         )
@@ -81,6 +98,7 @@ class TrainingEnv:
         self.view = RaceView.from_races(self.races)
         self.features = torch.zeros(0)
         self._distance = torch.zeros(0)
+        self._lead = torch.zeros(0)
 
     def reset(self, draw: Callable[[int], tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
         """Restart every race; `draw(n)` gives n (opponent kinds, league slots)."""
@@ -93,6 +111,7 @@ class TrainingEnv:
         self.runners = update_runners(self.view, self.runners)
         self.features = features(self.view, self.runners)
         self._distance = checkpoint_distance(self.view)
+        self._lead = lead(self.view)
         return self.features
 
     def _opponent_commands(self, learner: PolicyFn, league: list[PolicyFn]) -> Commands:
@@ -119,9 +138,9 @@ class TrainingEnv:
             rows = mask.nonzero().squeeze(1)
             if rows.numel() == 0:
                 continue
-            actions = torch.zeros(self.num_envs, 2, 4, device=self.device)
+            actions = torch.zeros(self.num_envs, 2, dtype=torch.long, device=self.device)
             actions[rows] = fn(self.features[rows, 2:])
-            put(mask, policy_commands(view, 1, actions, max_thrust))
+            put(mask, policy_commands(view, 1, actions, max_thrust, self.table))
         return target, thrust, boost, shield
 
     def step(
@@ -132,14 +151,14 @@ class TrainingEnv:
         league: list[PolicyFn],
         draw: Callable[[int], tuple[torch.Tensor, torch.Tensor]],
     ) -> tuple[torch.Tensor, StepResult]:
-        """Play one turn; `actions` [B, 2, 4] for player 0. Returns the next features and the result."""
-        own = policy_commands(self.view, 0, actions, float(self.config.max_thrust))
+        """Play one turn; `actions` [B, 2] (indices) for player 0. Returns the next features and result."""
+        own = policy_commands(self.view, 0, actions, float(self.config.max_thrust), self.table)
         theirs = self._opponent_commands(learner, league)
         target = torch.cat((own[0], theirs[0]), 1)
         thrust = torch.cat((own[1], theirs[1]), 1)
         boost = torch.cat((own[2], theirs[2]), 1)
         shield = torch.cat((own[3], theirs[3]), 1)
-        before = self._distance
+        before, lead_before = self._distance, self._lead
         played = self.opponent.clone()
         done = self.env.step_commands(target, thrust, boost, shield).clone()
         races = self.races
@@ -147,14 +166,18 @@ class TrainingEnv:
         winner = races.episode_winner
         outcome = torch.where(done & (winner == 0), 1, torch.where(done & (winner == 1), -1, 0))
         turns = torch.where(done, races.episode_turns, 0)
-        after = RaceView.from_races(races)
-        gained = progress(before, after, passes, done)
-        contact = touching(after)
-        reward = team_rewards(weights, 0, gained, passes, contact, self.runners, outcome, done)
+        runners = self.runners
         kinds, slots = draw(self.num_envs)
         self.opponent = torch.where(done, kinds, self.opponent)
         self.league_slot = torch.where(done, slots, self.league_slot)
         next_features = self._observe()
+        # Idle pods lose by timing out after 100 turns whatever the learner does: no win to learn.
+        earned = torch.where(played == OpponentKind.IDLE, 0, outcome)
+        reward = winning_rewards(weights, lead_before, self._lead, earned, done)[:, None].expand(-1, 2)
+        if weights.shaped():
+            gained = progress(before, self.view, passes, done)
+            contact = touching(self.view)
+            reward = reward + shaping_rewards(weights, 0, gained, passes, contact, runners, done)
         result = StepResult(
             reward=reward,
             done=done,

@@ -25,8 +25,9 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
+from services.trainer.actions import ACTION_SETS, DEFAULT_ACTION_SET
 from services.trainer.features import ENTITY_DIM, SELF_DIM
-from services.trainer.policy import ACTION_DIM, Agent, DeepSets, NetShape
+from services.trainer.policy import Agent, DeepSets, NetShape, action_count
 
 Contract = Literal["hosted", "codingame"]
 CONTRACTS: tuple[Contract, ...] = ("hosted", "codingame")
@@ -66,14 +67,14 @@ def _actor_state(agent_or_actor_state: nn.Module | Mapping[str, torch.Tensor]) -
     return {key: value.detach().to("cpu", torch.float32) for key, value in state.items()}
 
 
-def _layer_shapes(shape: NetShape) -> list[tuple[int, int]]:
+def _layer_shapes(shape: NetShape, actions: int) -> list[tuple[int, int]]:
     """(outputs, inputs) of each Linear layer in LAYERS."""
     return [
         (shape.encoder_hidden, ENTITY_DIM),
         (shape.embedding, shape.encoder_hidden),
         (shape.hidden, SELF_DIM + shape.embedding),
         (shape.hidden, shape.hidden),
-        (ACTION_DIM, shape.hidden),
+        (actions, shape.hidden),
     ]
 
 
@@ -114,18 +115,19 @@ def _float_text(values: torch.Tensor) -> list[str]:
     return [f"{value:.8g}" for value in values.tolist()]
 
 
-def parameter_block(state: Mapping[str, torch.Tensor], shape: NetShape, source: str) -> str:
-    """The template's parameter block for these actor weights."""
+def parameter_block(state: Mapping[str, torch.Tensor], shape: NetShape, source: str, action_set: str) -> str:
+    """The template's parameter block for these actor weights and their action set."""
     packed: list[torch.Tensor] = []
     scales: list[torch.Tensor] = []
     biases: list[torch.Tensor] = []
-    for layer, expected in zip(LAYERS, _layer_shapes(shape), strict=True):
+    for layer, expected in zip(LAYERS, _layer_shapes(shape, action_count(action_set)), strict=True):
         weight, bias = state.get(f"{layer}.weight"), state.get(f"{layer}.bias")
         if weight is None or bias is None:
             raise ExportError(f"the actor has no layer {layer!r}: is this a podracing policy?")
         if tuple(weight.shape) != expected or tuple(bias.shape) != expected[:1]:
             raise ExportError(
-                f"layer {layer} is {tuple(weight.shape)}, but the network shape {shape} needs {expected}"
+                f"layer {layer} is {tuple(weight.shape)}, but the network shape {shape} with the "
+                f"action set {action_set!r} needs {expected}"
             )
         values, scale = quantize(weight)
         packed.append(values.flatten())
@@ -134,10 +136,12 @@ def parameter_block(state: Mapping[str, torch.Tensor], shape: NetShape, source: 
     weights = pack(torch.cat(packed))
     chunks = [weights[i : i + LINE_CHARS] for i in range(0, len(weights), LINE_CHARS)]
     widths = (shape.encoder_hidden, shape.embedding, shape.hidden)
+    actions = tuple((rotation, thrust, int(kind)) for rotation, thrust, kind in ACTION_SETS[action_set])
     return (
         "# >>> parameters: written by services/trainer/export.py\n"
         f"SOURCE = {source!r}\n"
         f"SHAPE = {widths!r}\n"
+        + _wrapped("ACTIONS", [repr(action) for action in actions], ", ", quote=False)
         + _wrapped("WEIGHTS", chunks, "", quote=True)
         + _wrapped("SCALES", _float_text(torch.cat(scales)), ", ", quote=False)
         + _wrapped("BIASES", _float_text(torch.cat(biases)), ", ", quote=False)
@@ -150,16 +154,25 @@ def export_agent(
     shape: NetShape,
     contract: Contract = "hosted",
     source: str = "an Arena training run",
+    action_set: str | None = None,
 ) -> str:
-    """The bot's source for an Agent / DeepSets actor or its state dict (Agent or actor keys)."""
+    """The bot's source for an Agent / DeepSets actor or its state dict (Agent or actor keys).
+
+    The action set is the Agent's; for an actor or a state dict, `action_set` (default the default set)."""
     if contract not in CONTRACTS:
         raise ExportError(f"unknown contract {contract!r}; expected one of {', '.join(CONTRACTS)}")
     if isinstance(agent_or_actor_state, nn.Module) and not isinstance(agent_or_actor_state, Agent | DeepSets):
         raise ExportError(
             f"cannot export a {type(agent_or_actor_state).__name__}: give an Agent or its actor"
         )
+    if action_set is None:
+        action_set = (
+            agent_or_actor_state.action_set if isinstance(agent_or_actor_state, Agent) else DEFAULT_ACTION_SET
+        )
+    if action_set not in ACTION_SETS:
+        raise ExportError(f"unknown action set {action_set!r}")
     with torch.no_grad():
-        block = parameter_block(_actor_state(agent_or_actor_state), shape, source)
+        block = parameter_block(_actor_state(agent_or_actor_state), shape, source, action_set)
     text = PARAMETERS.sub(lambda _: block, _template(), count=1)
     if contract == "hosted":
         text = CODINGAME.sub("\n", text, count=1)
@@ -182,7 +195,9 @@ def export_checkpoint(path: Path, contract: Contract = "hosted") -> str:
         agent = state["agent"]
     except (KeyError, TypeError, ValueError) as exc:
         raise ExportError(f"{path} holds no usable training arguments or agent: {exc}") from exc
-    return export_agent(agent, args.shape, contract, source=_describe(path, state))
+    return export_agent(
+        agent, args.shape, contract, source=_describe(path, state), action_set=args.action_set
+    )
 
 
 def _describe(path: Path, state: dict[str, Any]) -> str:

@@ -4,8 +4,8 @@
 bots (seats alternating) and records every observation it was given with its answer, in order.
 `torch_commands` replays those observations through the torch side (`RaceView.from_observations`,
 `update_runners` turn by turn, `features`, `deterministic_action`, `env.policy_commands`), and
-`compare` counts the pods whose discretised orders agree: aim within 1 degree, thrust within 1,
-the same SHIELD / BOOST choice. Used by tests/trainer/test_export.py and scripts/bench_export.py.
+`compare` counts the pods whose orders agree: aim within 1 degree, thrust within 1, the same
+SHIELD / BOOST choice. Used by tests/trainer/test_export.py and scripts/bench_export.py.
 """
 
 from __future__ import annotations
@@ -21,12 +21,16 @@ from typing import Any
 import torch
 from torch import nn
 
+from services.trainer.actions import DEFAULT_ACTION_SET, ActionTable
 from services.trainer.env import policy_commands
 from services.trainer.features import RaceView, features, update_runners
 from services.trainer.policy import Agent, deterministic_action
 from shared.games.podracing.game import PodracingGame
 
 Decide = Callable[[dict[str, Any]], Any]
+BOOST_LIFT = 1.0
+"""Added to the perturbed policy's BOOST logit: without it BOOST is never its most likely action in
+the export tests' races, and the CodinGame tracking of boost would go untested."""
 ANGLE_TOLERANCE_DEG = 1.0
 THRUST_TOLERANCE = 1.0
 
@@ -77,9 +81,10 @@ def record_races(
 
 
 def perturbed_agent(seed: int = 11) -> Agent:
-    """A policy whose outputs span the whole action range, with SHIELD and BOOST logits often near 0:
-    the hard case for quantised weights (a fresh policy's outputs barely move: its last layer starts with
-    a tiny gain, and briefly trained ones are still close to that)."""
+    """A policy whose most likely action changes often, over every action (SHIELD and BOOST
+    included), with logits of similar size: the hard case for quantised weights (a fresh policy's
+    logits barely move: its last layer starts with a tiny gain, and briefly trained ones are still
+    close to that)."""
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         agent = Agent()
@@ -87,7 +92,8 @@ def perturbed_agent(seed: int = 11) -> Agent:
             last = agent.actor.head[-1]
             assert isinstance(last, nn.Linear)
             nn.init.orthogonal_(last.weight, 1.0)
-            last.bias.copy_(torch.tensor([0.0, 0.3, -0.3, 0.0]))
+            last.bias.zero_()
+            last.bias[-1] = BOOST_LIFT  # the default set's last action is BOOST
     return agent
 
 
@@ -106,7 +112,9 @@ class TorchCommands:
 
 
 @torch.no_grad()
-def torch_commands(actor: nn.Module, observations: list[dict[str, Any]]) -> TorchCommands:
+def torch_commands(
+    actor: nn.Module, observations: list[dict[str, Any]], action_set: str = DEFAULT_ACTION_SET
+) -> TorchCommands:
     """What the torch policy orders on one race's observations, taken in order (role hysteresis)."""
     view = RaceView.from_observations(observations)
     runners = torch.zeros(1, 2, dtype=torch.long)
@@ -117,7 +125,8 @@ def torch_commands(actor: nn.Module, observations: list[dict[str, Any]]) -> Torc
     obs = features(view, torch.cat(rows))[:, :2]
     action = deterministic_action(actor, obs)
     max_thrust = float(observations[0]["max_thrust"])
-    target, thrust, boost, shield = policy_commands(view, 0, action, max_thrust)
+    table = ActionTable.of(action_set)
+    target, thrust, boost, shield = policy_commands(view, 0, action, max_thrust, table)
     return TorchCommands(target, thrust, boost, shield)
 
 
@@ -173,10 +182,10 @@ def compare(race: RecordedRace, commands: TorchCommands) -> Agreement:
     return result
 
 
-def agreement(actor: nn.Module, races: list[RecordedRace]) -> Agreement:
+def agreement(actor: nn.Module, races: list[RecordedRace], action_set: str = DEFAULT_ACTION_SET) -> Agreement:
     """Agreement over every recorded race."""
     total = Agreement()
     for race in races:
         if race.observations:
-            total.add(compare(race, torch_commands(actor, race.observations)))
+            total.add(compare(race, torch_commands(actor, race.observations, action_set)))
     return total

@@ -5,13 +5,13 @@ over the three embeddings is a context that does not depend on their order; a he
 own features plus that context to the action. The critic has the same shape and its own weights
 (it is never exported).
 
-Action per pod, 4 numbers (what rollouts store):
-  0: rotation, clamped to [-1, 1] x 18 degrees from the pod's frame heading (`features`);
-  1: thrust, (clamp(a, -1, 1) + 1) / 2 x max thrust;
-  2: SHIELD (a Bernoulli sample, 0 or 1);
-  3: BOOST (a Bernoulli sample, 0 or 1; SHIELD wins if both).
-The first two are Gaussian with a learned, state-independent standard deviation. The
-deterministic action (export, evaluation) takes the means and the heads' logits > 0.
+Action per pod: one of the action set's discrete actions (`actions.ACTION_SETS`: a rotation and
+a thrust, SHIELD or BOOST), drawn from a categorical distribution over the actor's logits; a
+rollout stores its index. Log-probabilities and entropy are the categorical's, which is exactly the
+distribution of the orders played (each action is one order), so the entropy bonus can never push
+a parameter where it changes nothing played: the Gaussian head clipped to [-1, 1] that this
+replaced had its thrust standard deviation driven to its clamp that way (docs/trainer.md). The
+deterministic action (export, evaluation) is the argmax.
 """
 
 from __future__ import annotations
@@ -23,10 +23,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from services.trainer.actions import ACTION_SETS, DEFAULT_ACTION_SET, Kind
 from services.trainer.features import ENTITY_DIM, NUM_ENTITIES, SELF_DIM
 
-ACTION_DIM = 4
-MAX_ROTATION_DEG = 18.0
+SPECIAL_LOGIT = -2.0
+"""A fresh policy's logit for SHIELD and BOOST actions (0 for the others): SHIELD costs three
+turns without thrust, so an untrained racer should rarely try it."""
+
+
+CRITIC_GAIN = 0.01
+"""The critic's last layer starts near 0: the zero-sum reward is small per turn (a race's lead
+changes add up to about 1), and a critic starting at values of order 1 would bury it in noise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,65 +77,62 @@ class DeepSets(nn.Module):
         return self.head(torch.cat((own, context), dim=-1))  # type: ignore[no-any-return]
 
 
-class Agent(nn.Module):
-    """Actor (4 outputs: rotation mean, thrust mean, SHIELD logit, BOOST logit) and critic."""
+def action_count(action_set: str) -> int:
+    if action_set not in ACTION_SETS:
+        raise ValueError(f"unknown action set {action_set!r}; known: {', '.join(ACTION_SETS)}")
+    return len(ACTION_SETS[action_set])
 
-    def __init__(self, shape: NetShape | None = None) -> None:
+
+class Agent(nn.Module):
+    """Actor (one logit per action of the set) and critic."""
+
+    def __init__(self, shape: NetShape | None = None, action_set: str = DEFAULT_ACTION_SET) -> None:
         super().__init__()
         self.shape = shape or NetShape()
-        self.actor = DeepSets(ACTION_DIM, self.shape, head_gain=0.01)
-        self.critic = DeepSets(1, self.shape, head_gain=1.0)
-        self.log_std = nn.Parameter(torch.full((2,), -0.5))
+        self.action_set = action_set
+        self.actor = DeepSets(action_count(action_set), self.shape, head_gain=0.01)
+        self.critic = DeepSets(1, self.shape, head_gain=CRITIC_GAIN)
         last = self.actor.head[-1]
         assert isinstance(last, nn.Linear)
+        special = torch.tensor([kind != Kind.THRUST for _, _, kind in ACTION_SETS[action_set]])
         with torch.no_grad():
-            # Start with SHIELD and BOOST unlikely, thrust on: a fresh policy drives forwards.
-            last.bias.copy_(torch.tensor([0.0, 0.5, -3.0, -3.0]))
+            last.bias.copy_(torch.where(special, SPECIAL_LOGIT, 0.0))
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.critic(obs).squeeze(-1)  # type: ignore[no-any-return]
 
-    def log_std_clamped(self) -> torch.Tensor:
-        return self.log_std.clamp(-5.0, 1.0)
+    def log_probs(self, obs: torch.Tensor) -> torch.Tensor:
+        """[..., A] log-probability of every action."""
+        return F.log_softmax(self.actor(obs), dim=-1)
 
     def act(
         self, obs: torch.Tensor, action: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """(action, log-probability, entropy, value); samples an action when none is given."""
-        out = self.actor(obs)
-        mean, logits = out[..., :2], out[..., 2:]
-        log_std = self.log_std_clamped()
+        log_p = self.log_probs(obs)
         if action is None:
-            action = sample_action(out, log_std)
-        steer, switches = action[..., :2], action[..., 2:]
-        # Gaussian rotation and thrust, Bernoulli SHIELD and BOOST (log p(x) = x l - softplus(l)).
-        steer_logprob = -((steer - mean) ** 2) / (2.0 * (2.0 * log_std).exp()) - log_std - LOG_SQRT_2PI
-        switch_logprob = switches * logits - F.softplus(logits)
-        logprob = steer_logprob.sum(-1) + switch_logprob.sum(-1)
-        steer_entropy = (0.5 + LOG_SQRT_2PI + log_std).sum().expand(obs.shape[:-1])
-        switch_entropy = (F.softplus(logits) - logits * torch.sigmoid(logits)).sum(-1)
-        return action, logprob, steer_entropy + switch_entropy, self.value(obs)
+            action = sample_action(log_p)
+        return action, log_p.gather(-1, action[..., None]).squeeze(-1), entropy(log_p), self.value(obs)
 
     @torch.no_grad()
     def sample(self, obs: torch.Tensor) -> torch.Tensor:
         """An action without log-probabilities or values (opponents playing the current policy)."""
-        return sample_action(self.actor(obs), self.log_std_clamped())
+        return sample_action(self.actor(obs))
 
 
-LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+def entropy(log_p: torch.Tensor) -> torch.Tensor:
+    """The categorical's entropy from its log-probabilities [..., A]."""
+    return -(log_p.exp() * log_p).sum(-1)
 
 
-def sample_action(
-    out: torch.Tensor, log_std: torch.Tensor, generator: torch.Generator | None = None
-) -> torch.Tensor:
-    """A stochastic action from the actor's outputs: Gaussian steering, Bernoulli switches."""
-    mean, logits = out[..., :2], out[..., 2:]
-    noise = torch.randn(mean.shape, device=out.device, dtype=out.dtype, generator=generator)
-    switches = torch.bernoulli(torch.sigmoid(logits), generator=generator)
-    return torch.cat((mean + noise * log_std.exp(), switches), dim=-1)
+def sample_action(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """An action index per row of logits (or log-probabilities), by the Gumbel-max trick: the
+    argmax of logits plus Gumbel noise is a sample of their softmax."""
+    uniform = torch.rand(logits.shape, device=logits.device, dtype=logits.dtype, generator=generator)
+    gumbel = -torch.log(-torch.log(uniform.clamp(min=1e-12)))
+    return (logits + gumbel).argmax(-1)
 
 
 def deterministic_action(actor: nn.Module, obs: torch.Tensor) -> torch.Tensor:
-    """The export's action: Gaussian means, and SHIELD / BOOST when their logits are positive."""
-    out = actor(obs)
-    return torch.cat((out[..., :2], (out[..., 2:] > 0.0).to(out.dtype)), dim=-1)
+    """The export's action: the most likely one."""
+    return actor(obs).argmax(-1)  # type: ignore[no-any-return]

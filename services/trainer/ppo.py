@@ -1,10 +1,15 @@
-"""PPO self-play on the batched podracing engine, readable top to bottom.
+"""PPO self-play on the batched podracing engine, with an imitation warm start, readable top to bottom.
 
 One iteration: play `num_steps` turns in `num_envs` races (both of player 0's pods are samples
-of the same policy), compute advantages with GAE, then `update_epochs` passes of clipped policy
-and value losses over shuffled minibatches. `Trainer` keeps the state between iterations (so a
-service can run it in chunks, stop it, change its config at an iteration boundary and resume it
-from a checkpoint file), and `Trainer.iterate` is the algorithm.
+of the same policy), compute advantages with GAE, then update. In the `imitate` stage the update
+is DAgger: a teacher labels every state the student visited (the teacher drives the first round),
+and `update_epochs x num_minibatches` cross-entropy steps are taken on the aggregate of labelled
+states, with the critic fitted on the same rollouts (its warm-up). Otherwise it is PPO:
+`update_epochs` passes of clipped policy and value losses over shuffled minibatches, plus, after an
+imitation stage, a cross-entropy to the teacher's action whose weight decays to 0 (and a few
+critic-only iterations first). `Trainer` keeps the state between iterations (so a service can run
+it in chunks, stop it, change its config at an iteration boundary and resume it from a checkpoint
+file), and `Trainer.iterate` is the algorithm.
 """
 
 from __future__ import annotations
@@ -20,17 +25,20 @@ from typing import Any
 import torch
 from torch import nn
 
+from services.trainer.actions import DEFAULT_ACTION_SET
 from services.trainer.curriculum import CurriculumArgs, Stage, draw_opponents, next_stage
 from services.trainer.env import PolicyFn, StepResult, TrainingEnv
 from services.trainer.features import OBS_DIM
+from services.trainer.imitation import LabelledStates, PolicyTeacher, Teacher, load_teacher
 from services.trainer.league import League, LeagueEntry
 from services.trainer.opponents import OpponentKind
-from services.trainer.policy import ACTION_DIM, Agent, DeepSets, NetShape, sample_action
+from services.trainer.policy import Agent, DeepSets, NetShape, action_count, entropy, sample_action
 from services.trainer.rewards import RewardWeights
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_FORMAT = 1
+CHECKPOINT_FORMAT = 2
+"""2: categorical action head (1, the Gaussian head, cannot be loaded into it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +60,8 @@ class Args:
     learning_rate: float = 3e-4
     anneal_lr: bool = True
     """Decay the learning rate linearly to 0 at `total_steps`."""
-    gamma: float = 0.99
+    gamma: float = 0.995
+    """Discount per turn: a race lasts about 200-250 turns, and the win at its end must reach its start."""
     gae_lambda: float = 0.95
     num_minibatches: int = 8
     update_epochs: int = 4
@@ -67,11 +76,30 @@ class Args:
     """Clipped separately for the actor and the critic, so value errors never shrink policy steps."""
     target_kl: float | None = None
     """Stop an iteration's epochs early beyond this approximate KL (None: never)."""
+    action_set: str = DEFAULT_ACTION_SET
+    """The discrete actions per pod (`actions.ACTION_SETS`)."""
+    teacher: str | None = None
+    """Who the imitate stage copies: builtin:runner, builtin:blocker, or a checkpoint file (None: no
+    imitation)."""
+    imitation_buffer: int = 2_000_000
+    """Labelled pod-states DAgger keeps (the oldest leave first)."""
+    imitation_lr: float = 3e-3
+    """DAgger's learning rate (constant): supervised steps take larger ones than PPO's."""
+    imitation_updates: int = 64
+    """DAgger's gradient steps per iteration, each on `imitation_minibatch` states of the aggregate."""
+    imitation_minibatch: int = 4096
+    imitation_coef: float = 1.0
+    """Weight of the cross-entropy to the teacher's action in PPO right after the imitate stage."""
+    imitation_decay_steps: int = 20_000_000
+    """Steps after the imitate stage over which that weight decays linearly to 0."""
+    critic_warmup_steps: int = 500_000
+    """Steps after the imitate stage without policy gradient (the critic and the teacher term only):
+    the actor waits for advantages from a critic fitted to it."""
     shape: NetShape = field(default_factory=NetShape)
     rewards: RewardWeights = field(default_factory=RewardWeights)
     curriculum: CurriculumArgs = field(default_factory=CurriculumArgs)
     stage: Stage = Stage.SOLO
-    """The stage a run starts in (later changes move the run to that stage)."""
+    """The stage a run starts in (later changes move the run to that stage); imitate needs a teacher."""
     league_capacity: int = 20
     league_protected: int = 5
     league_snapshot_every: int = 10
@@ -162,22 +190,48 @@ def _grad_norm_clip(module: nn.Module, max_norm: float) -> None:
     nn.utils.clip_grad_norm_(module.parameters(), max_norm)
 
 
+@dataclass
+class Rollout:
+    """One iteration's races, per step, race and pod: [T, B, 2] (obs [T, B, 2, OBS_DIM], dones [T, B])."""
+
+    obs: torch.Tensor
+    actions: torch.Tensor
+    logprobs: torch.Tensor
+    rewards: torch.Tensor
+    dones: torch.Tensor
+    values: torch.Tensor
+    labels: torch.Tensor | None
+    """The teacher's actions on these states (imitate stage, or a teacher term in PPO)."""
+    tally: _Tally
+    seconds: float
+
+
 class Trainer:
     """A training run's state: agent, optimiser, stage, league, counters; `iterate()` advances it."""
 
-    def __init__(self, args: Args) -> None:
+    def __init__(self, args: Args, teacher: Teacher | None = None) -> None:
         self.args = args
         self.device = resolve_device(args.device)
         torch.manual_seed(args.seed)
-        self.agent = Agent(args.shape).to(self.device)
+        self.agent = Agent(args.shape, args.action_set).to(self.device)
         self.optimizer = torch.optim.Adam(self.agent.parameters(), lr=args.learning_rate, eps=1e-5)
         self.iteration = 0
         self.global_step = 0
         self.stage = args.stage
+        self.stage_steps = 0
+        """Environment steps since the run entered its current stage."""
+        self.imitation_end_step: int | None = None
+        """The step at which the imitate stage ended (the teacher term decays from there)."""
+        if args.stage == Stage.IMITATE and args.teacher is None:
+            raise ValueError("the imitate stage needs a teacher (Args.teacher)")
+        self.teacher = teacher or (
+            load_teacher(args.teacher, args.action_set, self.device) if args.teacher else None
+        )
+        self.labelled: LabelledStates | None = None
         self.league = League(args.league_capacity, args.league_protected)
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(args.seed + 7)
-        self.env = TrainingEnv(args.num_envs, self.device, seed=args.seed)
+        self.env = TrainingEnv(args.num_envs, self.device, seed=args.seed, action_set=args.action_set)
         self._league_fns: list[PolicyFn] = []
         self._league_drawn: list[LeagueEntry] = []
         self._next_obs: torch.Tensor | None = None
@@ -207,12 +261,22 @@ class Trainer:
             merged["rewards"] = dataclasses.asdict(self.args.rewards) | changes["rewards"]
         new = args_from_dict(merged)
         if new.stage != self.stage and "stage" in changes:
-            self._switch(new.stage, "by hand")
+            if new.stage == Stage.IMITATE and self.teacher is None:
+                log.warning(
+                    "iteration %d: no teacher to imitate; the stage stays %s", self.iteration, self.stage
+                )
+                new = dataclasses.replace(new, stage=self.args.stage)
+            else:
+                self._switch(new.stage, "by hand")
         self.args = new
 
     def _switch(self, stage: Stage, why: str) -> None:
         log.info("iteration %d: stage %s -> %s (%s)", self.iteration, self.stage, stage, why)
+        if self.stage == Stage.IMITATE:
+            self.imitation_end_step = self.global_step
+            self.labelled = None
         self.stage = stage
+        self.stage_steps = 0
         self._next_obs = None  # restart the races with the new stage's opponents
 
     def draw(self, count: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -220,43 +284,110 @@ class Trainer:
         return draw_opponents(self.stage, count, len(self._league_fns), self.generator, self.device)
 
     def _actor_fn(self, weights: dict[str, torch.Tensor]) -> PolicyFn:
-        actor = DeepSets(ACTION_DIM, self.args.shape).to(self.device)
+        actor = DeepSets(action_count(self.args.action_set), self.args.shape).to(self.device)
         actor.load_state_dict(weights)
         actor.eval()
-        log_std = self.agent.log_std_clamped().detach().clone()
 
         @torch.no_grad()
         def act(obs: torch.Tensor) -> torch.Tensor:
-            return sample_action(actor(obs), log_std, self.generator)
+            return sample_action(actor(obs), self.generator)
 
         return act
+
+    def teacher_weight(self) -> float:
+        """Weight of the cross-entropy to the teacher in PPO: imitation_coef after the imitate
+        stage, decaying linearly to 0 over imitation_decay_steps."""
+        if self.teacher is None or self.imitation_end_step is None or self.stage == Stage.IMITATE:
+            return 0.0
+        since = self.global_step - self.imitation_end_step
+        return self.args.imitation_coef * max(0.0, 1.0 - since / max(1, self.args.imitation_decay_steps))
+
+    def critic_warming(self) -> bool:
+        """Right after the imitate stage only the critic learns, so the first policy gradients use
+        values of the imitated policy rather than a critic still catching up with the new reward."""
+        if self.imitation_end_step is None or self.stage == Stage.IMITATE:
+            return False
+        return self.global_step - self.imitation_end_step < self.args.critic_warmup_steps
 
     # --------------------------------------------------------- iteration
 
     def iterate(self) -> dict[str, Any]:
-        """One PPO iteration: rollout, GAE, update. Returns the iteration's metrics."""
-        args, agent, env = self.args, self.agent, self.env
+        """One iteration: rollout, GAE, then DAgger (imitate stage) or PPO. Returns its metrics."""
+        args = self.args
         started = time.perf_counter()
-        device = self.device
-        T, B = args.num_steps, args.num_envs
+        lr = self._begin_iteration()
+        imitating = self.stage == Stage.IMITATE
+        rollout = self._rollout(teacher_drives=imitating and self.stage_steps == 0)
+        advantages, returns = self._advantages(rollout)
+        if imitating:
+            losses = self._imitation_update(rollout, returns)
+        else:
+            losses = self._ppo_update(rollout, advantages, returns)
 
-        # League opponents for this iteration, drawn uniformly from the hall of fame.
+        b_returns, b_values = returns.reshape(-1), rollout.values.reshape(-1)
+        variance = b_returns.var()
+        explained = (
+            float("nan") if variance.item() == 0 else (1 - (b_returns - b_values).var() / variance).item()
+        )
+        steps = args.num_steps * args.num_envs
+        self.iteration += 1
+        self.global_step += steps
+        self.stage_steps += steps
+        seconds = time.perf_counter() - started
+        self.elapsed_s += seconds
+        metrics: dict[str, Any] = {
+            "iteration": self.iteration,
+            "global_step": self.global_step,
+            "stage": str(self.stage),
+            "stage_steps": self.stage_steps,
+            "learning_rate": lr,
+            "ent_coef": args.ent_coef,
+            "reward_mean": rollout.rewards.mean().item(),
+            "explained_variance": explained,
+            "sps": round(steps / seconds),
+            "rollout_sps": round(steps / rollout.seconds),
+            "seconds": seconds,
+            "elapsed_s": self.elapsed_s,
+        }
+        metrics |= losses | rollout.tally.metrics(steps)
+        self._rate_league(rollout.tally)
+        metrics["league_size"] = len(self.league)
+        self._snapshot()
+        self.turns_since_restart += args.num_steps
+        settled = self.turns_since_restart >= args.curriculum.settle_turns
+        following = next_stage(self.stage, metrics, len(self.league), args.curriculum) if settled else None
+        if following is not None:
+            self._switch(following, "exit condition met")
+        metrics["next_stage"] = str(self.stage)
+        return metrics
+
+    def _begin_iteration(self) -> float:
+        """Draw this iteration's league opponents, (re)start the races if needed, set the learning rate."""
+        args = self.args
         self._league_drawn = self.league.sample(args.league_opponents, self.generator)
         self._league_fns = [self._actor_fn(entry.actor) for entry in self._league_drawn]
         if self._next_obs is None:
-            self._next_obs = env.reset(self.draw)
-            self._next_done = torch.zeros(B, device=device)
+            self._next_obs = self.env.reset(self.draw)
+            self._next_done = torch.zeros(args.num_envs, device=self.device)
             self.turns_since_restart = 0
-
         lr = args.learning_rate
         if args.anneal_lr:
             lr *= max(0.0, 1.0 - self.global_step / max(1, args.total_steps))
+        if self.stage == Stage.IMITATE:
+            lr = args.imitation_lr
         for group in self.optimizer.param_groups:
             group["lr"] = lr
+        return lr
 
-        # Rollout storage, preallocated on the device; per pod (2 per race).
+    def _rollout(self, *, teacher_drives: bool) -> Rollout:
+        """`num_steps` turns of every race, into storage preallocated on the device. The student
+        samples player 0's actions (or the teacher plays them: the first DAgger round)."""
+        args, agent, env, device = self.args, self.agent, self.env, self.device
+        T, B = args.num_steps, args.num_envs
+        label = self.teacher is not None and (self.stage == Stage.IMITATE or self.teacher_weight() > 0)
         obs = torch.zeros(T, B, 2, OBS_DIM, device=device)
-        actions = torch.zeros(T, B, 2, ACTION_DIM, device=device)
+        actions = torch.zeros(T, B, 2, dtype=torch.long, device=device)
+        labels = torch.zeros(T, B, 2, dtype=torch.long, device=device) if label else None
         logprobs = torch.zeros(T, B, 2, device=device)
         rewards = torch.zeros(T, B, 2, device=device)
         dones = torch.zeros(T, B, device=device)
@@ -266,49 +397,87 @@ class Trainer:
         def learner(features: torch.Tensor) -> torch.Tensor:
             return agent.sample(features)
 
+        assert self._next_obs is not None
         next_obs, next_done = self._next_obs, self._next_done
-        rollout_started = time.perf_counter()
+        started = time.perf_counter()
         for step in range(T):
             obs[step] = next_obs[:, :2]
             dones[step] = next_done
+            played: torch.Tensor | None = None
+            if labels is not None:
+                assert self.teacher is not None
+                labels[step] = self.teacher.labels(env)
+                played = labels[step] if teacher_drives else None
             with torch.no_grad():
-                action, logprob, _, value = agent.act(obs[step])
+                action, logprob, _, value = agent.act(obs[step], played)
             actions[step], logprobs[step], values[step] = action, logprob, value
             next_obs, result = env.step(action, args.rewards, learner, self._league_fns, self.draw)
             rewards[step] = result.reward
             next_done = result.done.to(torch.float32)
             tally.add(result, env.league_slot)
         self._next_obs, self._next_done = next_obs, next_done
-        rollout_s = time.perf_counter() - rollout_started
+        seconds = time.perf_counter() - started
+        return Rollout(obs, actions, logprobs, rewards, dones, values, labels, tally, seconds)
 
-        # Advantages: every pod's own GAE; a race's end ends both of its pods' episodes.
+    def _advantages(self, rollout: Rollout) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every pod's own GAE; a race's end ends both of its pods' episodes."""
+        assert self._next_obs is not None
         with torch.no_grad():
-            next_value = agent.value(next_obs[:, :2])
-            advantages, returns = compute_gae(
-                rewards,
-                values,
-                dones[..., None].expand_as(rewards),
+            next_value = self.agent.value(self._next_obs[:, :2])
+            return compute_gae(
+                rollout.rewards,
+                rollout.values,
+                rollout.dones[..., None].expand_as(rollout.rewards),
                 next_value,
-                next_done[:, None].expand_as(next_value),
-                args.gamma,
-                args.gae_lambda,
+                self._next_done[:, None].expand_as(next_value),
+                self.args.gamma,
+                self.args.gae_lambda,
             )
 
-        # Update: flatten (step, race, pod) into one batch and do minibatch epochs.
-        b_obs = obs.reshape(-1, OBS_DIM)
-        b_actions = actions.reshape(-1, ACTION_DIM)
-        b_logprobs, b_advantages = logprobs.reshape(-1), advantages.reshape(-1)
-        b_returns, b_values = returns.reshape(-1), values.reshape(-1)
+    def _value_loss(
+        self, new_value: torch.Tensor, values: torch.Tensor, returns: torch.Tensor
+    ) -> torch.Tensor:
+        """Value loss, clipped around the rollout's values when `clip_vloss`."""
+        if not self.args.clip_vloss:
+            return 0.5 * ((new_value - returns) ** 2).mean()
+        clip = self.args.clip_coef
+        clipped_value = values + torch.clamp(new_value - values, -clip, clip)
+        return 0.5 * torch.max((new_value - returns) ** 2, (clipped_value - returns) ** 2).mean()
+
+    def _step(self, loss: torch.Tensor) -> None:
+        self.optimizer.zero_grad()
+        torch.autograd.backward(loss)
+        _grad_norm_clip(self.agent.actor, self.args.max_grad_norm)
+        _grad_norm_clip(self.agent.critic, self.args.max_grad_norm)
+        self.optimizer.step()
+
+    def _ppo_update(
+        self, rollout: Rollout, advantages: torch.Tensor, returns: torch.Tensor
+    ) -> dict[str, Any]:
+        """Minibatch epochs of clipped policy loss, value loss, entropy bonus and teacher term."""
+        args, agent = self.args, self.agent
+        b_obs = rollout.obs.reshape(-1, OBS_DIM)
+        b_actions, b_logprobs = rollout.actions.reshape(-1), rollout.logprobs.reshape(-1)
+        b_advantages, b_returns, b_values = (
+            advantages.reshape(-1),
+            returns.reshape(-1),
+            rollout.values.reshape(-1),
+        )
+        b_labels = rollout.labels.reshape(-1) if rollout.labels is not None else None
+        teacher_w = self.teacher_weight() if b_labels is not None else 0.0
+        actor_w = 0.0 if self.critic_warming() else 1.0
         batch = b_obs.shape[0]
         minibatch = max(1, batch // args.num_minibatches)
         clip_fracs: list[float] = []
-        pg_loss = v_loss = entropy_loss = approx_kl = old_approx_kl = torch.zeros((), device=device)
+        zero = torch.zeros((), device=self.device)
+        pg_loss = v_loss = entropy_loss = teacher_loss = approx_kl = old_approx_kl = zero
         for _epoch in range(args.update_epochs):
-            order = torch.randperm(batch, device=device, generator=self.generator)
+            order = torch.randperm(batch, device=self.device, generator=self.generator)
             for start in range(0, batch, minibatch):
                 idx = order[start : start + minibatch]
-                _, new_logprob, entropy, new_value = agent.act(b_obs[idx], b_actions[idx])
-                log_ratio = new_logprob - b_logprobs[idx]
+                log_p = agent.log_probs(b_obs[idx])
+                new_value = agent.value(b_obs[idx])
+                log_ratio = log_p.gather(-1, b_actions[idx, None]).squeeze(-1) - b_logprobs[idx]
                 ratio = log_ratio.exp()
                 with torch.no_grad():
                     old_approx_kl = (-log_ratio).mean()
@@ -317,66 +486,66 @@ class Trainer:
                 adv = b_advantages[idx]
                 if args.norm_adv:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                # Clipped policy loss.
                 pg_loss = torch.max(
                     -adv * ratio, -adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
                 ).mean()
-                # Value loss, clipped around the rollout's values.
-                if args.clip_vloss:
-                    unclipped = (new_value - b_returns[idx]) ** 2
-                    clipped_value = b_values[idx] + torch.clamp(
-                        new_value - b_values[idx], -args.clip_coef, args.clip_coef
-                    )
-                    v_loss = 0.5 * torch.max(unclipped, (clipped_value - b_returns[idx]) ** 2).mean()
-                else:
-                    v_loss = 0.5 * ((new_value - b_returns[idx]) ** 2).mean()
-                entropy_loss = entropy.mean()
-                loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
-                self.optimizer.zero_grad()
-                torch.autograd.backward(loss)
-                _grad_norm_clip(agent.actor, args.max_grad_norm)
-                _grad_norm_clip(agent.critic, args.max_grad_norm)
-                self.optimizer.step()
+                v_loss = self._value_loss(new_value, b_values[idx], b_returns[idx])
+                entropy_loss = entropy(log_p).mean()
+                if b_labels is not None and teacher_w > 0:
+                    teacher_loss = -log_p.gather(-1, b_labels[idx, None]).mean()
+                rl_loss = pg_loss - args.ent_coef * entropy_loss
+                self._step(actor_w * rl_loss + teacher_w * teacher_loss + v_loss * args.vf_coef)
             if args.target_kl is not None and approx_kl.item() > args.target_kl:
                 break
-
-        variance = b_returns.var()
-        explained = (
-            float("nan") if variance.item() == 0 else (1 - (b_returns - b_values).var() / variance).item()
-        )
-        self.iteration += 1
-        self.global_step += T * B
-        seconds = time.perf_counter() - started
-        self.elapsed_s += seconds
-        metrics: dict[str, Any] = {
-            "iteration": self.iteration,
-            "global_step": self.global_step,
-            "stage": str(self.stage),
-            "learning_rate": lr,
-            "ent_coef": args.ent_coef,
-            "reward_mean": rewards.mean().item(),
+        return {
             "policy_loss": pg_loss.item(),
             "value_loss": v_loss.item(),
             "entropy": entropy_loss.item(),
             "approx_kl": approx_kl.item(),
             "old_approx_kl": old_approx_kl.item(),
             "clip_fraction": sum(clip_fracs) / max(1, len(clip_fracs)),
-            "explained_variance": explained,
-            "sps": round(T * B / seconds),
-            "rollout_sps": round(T * B / rollout_s),
-            "seconds": seconds,
-            "elapsed_s": self.elapsed_s,
-        } | tally.metrics(T * B)
-        self._rate_league(tally)
-        metrics["league_size"] = len(self.league)
-        self._snapshot()
-        self.turns_since_restart += T
-        settled = self.turns_since_restart >= args.curriculum.settle_turns
-        following = next_stage(self.stage, metrics, len(self.league), args.curriculum) if settled else None
-        if following is not None:
-            self._switch(following, "exit condition met")
-        metrics["next_stage"] = str(self.stage)
-        return metrics
+            "teacher_weight": teacher_w,
+            "teacher_loss": teacher_loss.item(),
+            "critic_only": actor_w == 0.0,
+        }
+
+    def _imitation_update(self, rollout: Rollout, returns: torch.Tensor) -> dict[str, Any]:
+        """DAgger: add the rollout's labelled states to the aggregate, then `imitation_updates`
+        steps of cross-entropy to the teacher on states drawn from the aggregate, with the value
+        loss on as many of the rollout's states (the critic's warm-up, on the student's own races
+        from the second round)."""
+        args, agent = self.args, self.agent
+        assert rollout.labels is not None
+        b_obs = rollout.obs.reshape(-1, OBS_DIM)
+        b_labels = rollout.labels.reshape(-1)
+        b_returns, b_values = returns.reshape(-1), rollout.values.reshape(-1)
+        with torch.no_grad():
+            agreement = (agent.actor(b_obs).argmax(-1) == b_labels).float().mean().item()
+        if self.labelled is None:
+            self.labelled = LabelledStates(args.imitation_buffer, OBS_DIM, self.device)
+        self.labelled.add(b_obs, b_labels)
+        zero = torch.zeros((), device=self.device)
+        ce_loss = v_loss = entropy_loss = zero
+        for _ in range(args.imitation_updates):
+            states, labels = self.labelled.sample(args.imitation_minibatch, self.generator)
+            log_p = agent.log_probs(states)
+            ce_loss = -log_p.gather(-1, labels[:, None]).mean()
+            with torch.no_grad():
+                entropy_loss = entropy(log_p).mean()
+            idx = torch.randint(
+                b_obs.shape[0], (args.imitation_minibatch,), generator=self.generator, device=self.device
+            )
+            v_loss = self._value_loss(agent.value(b_obs[idx]), b_values[idx], b_returns[idx])
+            self._step(ce_loss + v_loss * args.vf_coef)
+        return {
+            "policy_loss": ce_loss.item(),
+            "value_loss": v_loss.item(),
+            "entropy": entropy_loss.item(),
+            "imitation_loss": ce_loss.item(),
+            "imitation_agreement": agreement,
+            "labelled_states": self.labelled.size,
+            "teacher_drove": self.stage_steps == 0,
+        }
 
     def _rate_league(self, tally: _Tally) -> None:
         for slot, entry in enumerate(self._league_drawn):
@@ -424,7 +593,10 @@ class Trainer:
     # -------------------------------------------------------- checkpoints
 
     def save(self, path: Path) -> None:
-        """Write the whole state to `path` atomically (a crash never leaves half a checkpoint)."""
+        """Write the whole state to `path` atomically (a crash never leaves half a checkpoint).
+
+        DAgger's labelled states are not kept (hundreds of MB): a run resumed in the imitate
+        stage aggregates afresh. A policy teacher's weights are, so the file it came from may go."""
         state = {
             "format": CHECKPOINT_FORMAT,
             "args": args_to_dict(self.args),
@@ -433,11 +605,15 @@ class Trainer:
             "iteration": self.iteration,
             "global_step": self.global_step,
             "stage": str(self.stage),
+            "stage_steps": self.stage_steps,
+            "imitation_end_step": -1 if self.imitation_end_step is None else self.imitation_end_step,
             "league": self.league.state(),
             "elapsed_s": self.elapsed_s,
             "torch_rng": torch.get_rng_state(),
             "generator": self.generator.get_state(),
         }
+        if isinstance(self.teacher, PolicyTeacher):
+            state["teacher_actor"] = self.teacher.state
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".partial")
         torch.save(state, partial)
@@ -456,12 +632,21 @@ class Trainer:
         for name in RESUME_FIELDS:
             if name in changes:
                 data[name] = changes.pop(name)
-        trainer = cls(args_from_dict(data))
+        args = args_from_dict(data)
+        teacher: Teacher | None = None
+        if "teacher_actor" in state and args.teacher is not None:
+            teacher = PolicyTeacher(
+                args.teacher, state["teacher_actor"], args.shape, args.action_set, resolve_device(args.device)
+            )
+        trainer = cls(args, teacher)
         trainer.agent.load_state_dict(state["agent"])
         trainer.optimizer.load_state_dict(state["optimizer"])
         trainer.iteration = int(state["iteration"])
         trainer.global_step = int(state["global_step"])
         trainer.stage = Stage(state["stage"])
+        trainer.stage_steps = int(state["stage_steps"])
+        end = int(state["imitation_end_step"])
+        trainer.imitation_end_step = None if end < 0 else end
         trainer.league = League.from_state(state["league"])
         trainer.elapsed_s = float(state["elapsed_s"])
         torch.set_rng_state(state["torch_rng"])

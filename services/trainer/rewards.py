@@ -1,15 +1,25 @@
-"""Reward shaping for the trainer: configurable weights, one function per term (docs/trainer.md).
+"""Rewards for the trainer: a zero-sum reward for winning, plus optional shaping (docs/trainer.md).
 
-    dense_i  = progress_i x (1 if runner else blocker_progress) + checkpoint x passes_i
-               + role terms (runner: - runner_contact when touching an enemy pod;
-                             blocker: + blocker_contact when touching the enemy runner,
-                                      - blocker_hinder x the enemy runner's progress)
-    team_i   = (1 - team_spirit) x dense_i + team_spirit x dense_teammate
-    reward_i = (1 - tau) x team_i + tau x win x (+1 won, -1 lost, 0 otherwise; at the race's end)
+    reward   = lead x (change in the team's lead this turn) + win x (+1 won, -1 lost, at the end)
+               + shaping (all weights 0 by default)
+    lead     = own best pod's race progress - the opponent's best pod's race progress
 
-Progress is potential-based: the potential of a pod is the track distance covered up to its next
-checkpoint minus its distance to it, so going forward earns exactly what going back costs and
-circling earns nothing. It is counted in thousands of map units.
+Both of a player's pods get the same reward (team-shared), and the other player's is its negative
+(zero-sum): a turn that moves our runner forwards by what theirs moves counts nothing. A pod's race
+progress is its potential (the track distance covered up to its next checkpoint minus its distance
+to it) as a share of the race's length, so the lead changes add up to at most about +-1 over a
+race, as large as the win. The lead term is 0 on the turn a race ends (the pods are already on the
+next track): the win says who was ahead then.
+
+The shaping terms are the earlier dense rewards, kept configurable (each one off unless its weight
+is set):
+
+    dense_i  = progress x progress_i x (1 for the runner, blocker_progress for the blocker)
+               + checkpoint x passes_i
+               - runner_contact (the runner touches an enemy pod)
+               + blocker_contact (the blocker touches the enemy runner)
+               - blocker_hinder x the enemy runner's progress (blocker only)
+    shaping_i = (1 - team_spirit) x dense_i + team_spirit x dense_teammate
 """
 
 from __future__ import annotations
@@ -28,24 +38,30 @@ CONTACT_DISTANCE = 850.0
 class RewardWeights:
     """Weights of the reward terms; every field may be changed while a run trains."""
 
-    progress: float = 1.0
-    """Per 1,000 map units of progress along the track."""
-    checkpoint: float = 0.5
-    """Per checkpoint passed."""
-    win: float = 20.0
-    """Won (+) or lost (-) race, scaled by tau."""
-    tau: float = 0.3
-    """Mix of the sparse win/loss term against the dense ones (0: dense only, 1: sparse only)."""
+    lead: float = 1.0
+    """Per race length of change in (own best pod's progress - the opponent's best pod's)."""
+    win: float = 1.0
+    """Won (+) or lost (-) race, at its end."""
+    progress: float = 0.0
+    """Shaping: per 1,000 map units of a pod's own progress along the track."""
+    checkpoint: float = 0.0
+    """Shaping: per checkpoint passed."""
     team_spirit: float = 0.3
-    """Share of the teammate's dense reward in each pod's reward."""
+    """Share of the teammate's shaping reward in each pod's."""
     blocker_progress: float = 0.3
-    """How much a blocker's own progress counts (the runner's counts 1)."""
-    runner_contact: float = 0.05
-    """Penalty per turn the runner touches an enemy pod."""
-    blocker_contact: float = 0.1
-    """Bonus per turn the blocker touches the enemy runner."""
-    blocker_hinder: float = 0.5
-    """Penalty per 1,000 units of the enemy runner's progress, for the blocker."""
+    """How much a blocker's own progress counts in the progress shaping (the runner's counts 1)."""
+    runner_contact: float = 0.0
+    """Shaping: penalty per turn the runner touches an enemy pod."""
+    blocker_contact: float = 0.0
+    """Shaping: bonus per turn the blocker touches the enemy runner."""
+    blocker_hinder: float = 0.0
+    """Shaping: penalty per 1,000 units of the enemy runner's progress, for the blocker."""
+
+    def shaped(self) -> bool:
+        """Whether any shaping term is on (they cost a few kernels per turn)."""
+        return any(
+            (self.progress, self.checkpoint, self.runner_contact, self.blocker_contact, self.blocker_hinder)
+        )
 
 
 def checkpoint_distance(view: RaceView) -> torch.Tensor:
@@ -53,6 +69,35 @@ def checkpoint_distance(view: RaceView) -> torch.Tensor:
     cx = view.cp_x.gather(1, view.next_cp)
     cy = view.cp_y.gather(1, view.next_cp)
     return torch.hypot(cx - view.x, cy - view.y)
+
+
+def race_progress(view: RaceView) -> torch.Tensor:
+    """[B, 4] each pod's share of the race covered: (track distance up to its next checkpoint -
+    its distance to it) / the race's length (laps x lap length), 0 at the start, 1 at the finish.
+
+    With `passed` p (the start counts as the first pass), the next checkpoint is p mod C and the
+    track distance up to it is (p // C) laps plus the segments 1..(p mod C) of a lap."""
+    count = view.num_checkpoints[:, None]
+    width = view.cp_x.shape[1]
+    index = torch.arange(width, device=view.cp_x.device)[None, :]
+    previous = torch.where(index == 0, count - 1, index - 1)
+    segment = torch.hypot(
+        view.cp_x - view.cp_x.gather(1, previous), view.cp_y - view.cp_y.gather(1, previous)
+    )
+    segment = torch.where(index < count, segment, 0.0)
+    lap = segment.sum(1, keepdim=True)
+    # before[k] = segments 1..k: the distance from checkpoint 0 to checkpoint k.
+    before = segment.cumsum(1) - segment[:, :1]
+    laps = (view.total_passes[:, None] - 1) // count
+    passed = view.passed
+    covered = (passed // count).to(lap.dtype) * lap + before.gather(1, passed % count)
+    return (covered - checkpoint_distance(view)) / (laps.to(lap.dtype) * lap)
+
+
+def lead(view: RaceView) -> torch.Tensor:
+    """[B] player 0's best pod's race progress minus player 1's."""
+    share = race_progress(view)
+    return share[:, :2].amax(1) - share[:, 2:].amax(1)
 
 
 def progress(before: torch.Tensor, after: RaceView, passes: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
@@ -79,18 +124,29 @@ def touching(view: RaceView) -> torch.Tensor:
     return torch.hypot(dx, dy) < CONTACT_DISTANCE
 
 
-def team_rewards(
+def winning_rewards(
+    weights: RewardWeights,
+    lead_before: torch.Tensor,
+    lead_after: torch.Tensor,
+    outcome: torch.Tensor,
+    done: torch.Tensor,
+) -> torch.Tensor:
+    """[B] player 0's zero-sum reward (both pods get it): the lead gained, and the win or loss."""
+    gained = torch.where(done, 0.0, lead_after - lead_before)
+    return weights.lead * gained + weights.win * torch.where(done, outcome.to(gained.dtype), 0.0)
+
+
+def shaping_rewards(
     weights: RewardWeights,
     player: int,
     gained: torch.Tensor,
     passes: torch.Tensor,
     contact: torch.Tensor,
     runners: torch.Tensor,
-    outcome: torch.Tensor,
     done: torch.Tensor,
 ) -> torch.Tensor:
-    """[B, 2] rewards of `player`'s pods. `gained` [B, 4] progress, `passes` [B, 4], `contact`
-    [B, 4, 4], `runners` [B, 2] (runner pod per player), `outcome` [B] (+1 player 0 won, -1 lost)."""
+    """[B, 2] shaping rewards of `player`'s pods. `gained` [B, 4] progress, `passes` [B, 4],
+    `contact` [B, 4, 4], `runners` [B, 2] (runner pod per player)."""
     dtype = gained.dtype
     mine = slice(2 * player, 2 * player + 2)
     enemy = 1 - player
@@ -111,7 +167,4 @@ def team_rewards(
         * (weights.blocker_contact * hits_runner.to(dtype) - weights.blocker_hinder * enemy_progress)
     )
     spirit = weights.team_spirit
-    team = (1.0 - spirit) * dense + spirit * dense.flip(1)
-    sign = 1.0 if player == 0 else -1.0
-    sparse = torch.where(done, outcome.to(dtype) * sign, 0.0)[:, None]
-    return (1.0 - weights.tau) * team + weights.tau * weights.win * sparse
+    return (1.0 - spirit) * dense + spirit * dense.flip(1)

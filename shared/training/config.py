@@ -22,6 +22,11 @@ MUTABLE_FIELDS = ("learning_rate", "ent_coef", "rewards", "stage")
 MAX_TOTAL_STEPS = 10**12
 MAX_SECONDS = 10**8
 """Above three years: a budget beyond it is a typo."""
+ACTION_SET_PATTERN = r"^(r5t3|r5t3s3|r7t5|r3t2)$"
+"""services.trainer.actions.ACTION_SETS (a test keeps them equal)."""
+TEACHER_PATTERN = r"^builtin:(runner|blocker)$"
+"""The built-ins with a batched copy (services.trainer.imitation.BUILTIN_TEACHERS). A run created
+through the API cannot name a file on the worker; `arena train --imitate` can."""
 MAX_ROLLOUT_STEPS = 2**22
 """num_envs x num_steps: a rollout of 4M steps already takes gigabytes (on the GPU when there is one)."""
 
@@ -41,22 +46,38 @@ class NetShapeConfig(_Config):
 class RewardWeightsConfig(_Config):
     """Weights of the reward terms (docs/trainer.md); every one may change while a run trains."""
 
-    progress: float = Field(default=1.0, ge=-1000, le=1000, description="per 1,000 map units of progress")
-    checkpoint: float = Field(default=0.5, ge=-1000, le=1000, description="per checkpoint passed")
-    win: float = Field(default=20.0, ge=-1000, le=1000, description="won (+) or lost (-) race, scaled by tau")
-    tau: float = Field(default=0.3, ge=0, le=1, description="share of the sparse win term (0: dense only)")
-    team_spirit: float = Field(default=0.3, ge=0, le=1, description="share of the teammate's dense reward")
+    lead: float = Field(
+        default=1.0,
+        ge=-1000,
+        le=1000,
+        description="per race length of change in (own best pod's progress - the opponent's best pod's)",
+    )
+    win: float = Field(default=1.0, ge=-1000, le=1000, description="won (+) or lost (-) race, at its end")
+    progress: float = Field(
+        default=0.0, ge=-1000, le=1000, description="shaping: per 1,000 map units of a pod's progress"
+    )
+    checkpoint: float = Field(default=0.0, ge=-1000, le=1000, description="shaping: per checkpoint passed")
+    team_spirit: float = Field(default=0.3, ge=0, le=1, description="share of the teammate's shaping reward")
     blocker_progress: float = Field(
-        default=0.3, ge=-1000, le=1000, description="how much a blocker's own progress counts"
+        default=0.3, ge=-1000, le=1000, description="how much a blocker's own progress counts in the shaping"
     )
     runner_contact: float = Field(
-        default=0.05, ge=-1000, le=1000, description="penalty per turn the runner touches an enemy pod"
+        default=0.0,
+        ge=-1000,
+        le=1000,
+        description="shaping: penalty per turn the runner touches an enemy pod",
     )
     blocker_contact: float = Field(
-        default=0.1, ge=-1000, le=1000, description="bonus per turn the blocker touches the enemy runner"
+        default=0.0,
+        ge=-1000,
+        le=1000,
+        description="shaping: bonus per turn the blocker touches the enemy runner",
     )
     blocker_hinder: float = Field(
-        default=0.5, ge=-1000, le=1000, description="penalty per 1,000 units of the enemy runner's progress"
+        default=0.0,
+        ge=-1000,
+        le=1000,
+        description="shaping: penalty per 1,000 units of the enemy runner's progress, for the blocker",
     )
 
 
@@ -64,8 +85,12 @@ class CurriculumConfig(_Config):
     """When the curriculum moves a run to its next stage."""
 
     auto: bool = Field(default=True, description="advance stages when their exit condition holds")
+    imitation_steps: int = Field(
+        default=2_000_000, ge=0, le=MAX_TOTAL_STEPS, description="steps of DAgger before PPO takes over"
+    )
     solo_exit_rate: float = Field(default=8.0, ge=0, le=1000)
-    runner_exit_win_rate: float = Field(default=0.85, ge=0, le=1)
+    runner_exit_win_rate: float = Field(default=0.95, ge=0, le=1)
+    blocker_exit_win_rate: float = Field(default=0.75, ge=0, le=1)
     league_entry_size: int = Field(default=4, ge=1, le=1000)
     min_episodes: int = Field(default=32, ge=0, le=10**9)
     settle_turns: int = Field(
@@ -86,7 +111,7 @@ class TrainingConfig(_Config):
     num_steps: int = Field(default=128, ge=1, le=4096, description="turns per race per rollout")
     learning_rate: float = Field(default=3e-4, gt=0, le=1)
     anneal_lr: bool = True
-    gamma: float = Field(default=0.99, ge=0, le=1)
+    gamma: float = Field(default=0.995, ge=0, le=1)
     gae_lambda: float = Field(default=0.95, ge=0, le=1)
     num_minibatches: int = Field(default=8, ge=1, le=4096)
     update_epochs: int = Field(default=4, ge=1, le=100)
@@ -97,6 +122,27 @@ class TrainingConfig(_Config):
     vf_coef: float = Field(default=0.5, ge=0, le=100)
     max_grad_norm: float = Field(default=0.5, gt=0, le=1000)
     target_kl: float | None = Field(default=None, gt=0, le=100)
+    action_set: str = Field(
+        default="r5t3", pattern=ACTION_SET_PATTERN, description="discrete actions per pod"
+    )
+    teacher: str | None = Field(
+        default=None,
+        pattern=TEACHER_PATTERN,
+        description="the built-in the imitate stage copies (the command line also takes a checkpoint file)",
+    )
+    imitation_buffer: int = Field(
+        default=2_000_000, ge=1, le=50_000_000, description="labelled pod-states kept"
+    )
+    imitation_lr: float = Field(default=3e-3, gt=0, le=1, description="DAgger's learning rate")
+    imitation_updates: int = Field(
+        default=64, ge=1, le=100_000, description="DAgger's gradient steps per iteration"
+    )
+    imitation_minibatch: int = Field(default=4096, ge=1, le=1_000_000)
+    imitation_coef: float = Field(
+        default=1.0, ge=0, le=1000, description="teacher term's weight after imitation"
+    )
+    imitation_decay_steps: int = Field(default=20_000_000, ge=1, le=MAX_TOTAL_STEPS)
+    critic_warmup_steps: int = Field(default=500_000, ge=0, le=MAX_TOTAL_STEPS)
     shape: NetShapeConfig = Field(default_factory=NetShapeConfig)
     rewards: RewardWeightsConfig = Field(default_factory=RewardWeightsConfig)
     curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
@@ -105,6 +151,14 @@ class TrainingConfig(_Config):
     league_protected: int = Field(default=5, ge=0, le=1000)
     league_snapshot_every: int = Field(default=10, ge=1, le=10**6)
     league_opponents: int = Field(default=4, ge=0, le=32)
+
+    @model_validator(mode="after")
+    def _imitation_has_a_teacher(self) -> TrainingConfig:
+        if self.stage == TrainingStage.IMITATE and self.teacher is None:
+            raise PydanticCustomError(
+                "imitate_without_teacher", "the imitate stage needs a teacher, e.g. builtin:blocker", {}
+            )
+        return self
 
     @model_validator(mode="after")
     def _rollout_fits(self) -> TrainingConfig:

@@ -41,7 +41,7 @@ def refused(answer: Any, status: int, loc: str | None = None) -> dict[str, Any]:
         ({"config": {"num_envs": 0}}, "body.config.num_envs"),
         ({"config": {"no_such_field": 1}}, "body.config.no_such_field"),
         ({"config": {"rewards": {"wins": 1}}}, "body.config.rewards.wins"),
-        ({"config": {"rewards": {"tau": 2}}}, "body.config.rewards.tau"),
+        ({"config": {"rewards": {"team_spirit": 2}}}, "body.config.rewards.team_spirit"),
         ({"config": {"stage": "expert"}}, "body.config.stage"),
         ({"config": {"device": "tpu"}}, "body.config.device"),
         ({"device": "cuda:x"}, "body.device"),
@@ -76,7 +76,8 @@ def test_a_new_run_is_queued_with_its_whole_config(
     client: TestClient, owner: Account, run: dict[str, Any]
 ) -> None:
     assert run["status"] == "queued" and run["iteration"] == 0 and run["stage"] == "solo"
-    assert run["config"]["num_envs"] == 16 and run["config"]["rewards"]["win"] == 20.0, "defaults filled in"
+    assert run["config"]["num_envs"] == 16, "defaults filled in"
+    assert run["config"]["rewards"]["win"] == 1.0, "defaults filled in"
     assert run["latest_metrics"] is None and run["latest_checkpoint"] is None and run["league"] == []
     listed = client.get(API, headers=owner.headers).json()
     assert run["id"] in [item["id"] for item in listed["items"]]
@@ -117,16 +118,22 @@ def test_only_learning_rate_ent_coef_rewards_and_stage_may_change(
         in detail
     )
     refused(client.patch(url, json={"learning_rate": 2}, headers=owner.headers), 422, "body.learning_rate")
-    refused(client.patch(url, json={"rewards": {"tau": -1}}, headers=owner.headers), 422, "body.rewards.tau")
+    refused(
+        client.patch(url, json={"rewards": {"team_spirit": -1}}, headers=owner.headers),
+        422,
+        "body.rewards.team_spirit",
+    )
     refused(client.patch(url, json={"stage": "expert"}, headers=owner.headers), 422, "body.stage")
     assert "nothing to change" in refused(client.patch(url, json={}, headers=owner.headers), 422)["detail"]
 
     changed = client.patch(url, json={"learning_rate": 0.001, "rewards": {"win": 5}}, headers=owner.headers)
     assert changed.status_code == 200, changed.text
-    again = client.patch(url, json={"rewards": {"tau": 0.5}, "stage": "runner"}, headers=owner.headers).json()
+    again = client.patch(
+        url, json={"rewards": {"lead": 0.5}, "stage": "runner"}, headers=owner.headers
+    ).json()
     assert again["pending_changes"] == {
         "learning_rate": 0.001,
-        "rewards": {"win": 5.0, "tau": 0.5},
+        "rewards": {"win": 5.0, "lead": 0.5},
         "stage": "runner",
     }
     assert again["changes_version"] == 2 and again["config"]["learning_rate"] == 0.0003, "not applied yet"

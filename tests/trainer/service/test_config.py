@@ -52,23 +52,42 @@ def test_the_config_models_mirror_args_field_for_field() -> None:
     assert MUTABLE_FIELDS == ppo.MUTABLE_FIELDS
 
 
+def test_the_patterns_name_the_trainers_action_sets_and_teachers() -> None:
+    """The API validates action sets and teachers by pattern (it does not import the trainer)."""
+    from services.trainer.actions import ACTION_SETS
+    from services.trainer.imitation import BUILTIN_TEACHERS
+    from shared.training.config import ACTION_SET_PATTERN, TEACHER_PATTERN
+
+    assert f"^({'|'.join(ACTION_SETS)})$" == ACTION_SET_PATTERN
+    assert (
+        "^builtin:(" + "|".join(t.removeprefix("builtin:") for t in BUILTIN_TEACHERS) + ")$"
+        == TEACHER_PATTERN
+    )
+    with pytest.raises(ValidationError, match="needs a teacher"):
+        TrainingConfig.model_validate({"stage": "imitate"})
+    with pytest.raises(ValidationError, match="teacher"):
+        TrainingConfig.model_validate({"teacher": "/etc/passwd"})
+    config = TrainingConfig.model_validate({"stage": "imitate", "teacher": "builtin:blocker"})
+    assert ppo.args_from_dict(config.resolved()).teacher == "builtin:blocker"
+
+
 def test_a_resolved_config_builds_the_same_args() -> None:
     config = TrainingConfig.model_validate(
         {"num_envs": 32, "rewards": {"win": 5}, "stage": "runner", "target_kl": 0.02, "shape": {"hidden": 32}}
     )
     args = ppo.args_from_dict(config.resolved())
-    assert args.num_envs == 32 and args.rewards.win == 5 and args.rewards.tau == RewardWeights().tau
+    assert args.num_envs == 32 and args.rewards.win == 5 and args.rewards.lead == RewardWeights().lead
     assert args.stage == Stage.RUNNER and args.shape.hidden == 32 and args.target_kl == 0.02
     assert ppo.args_to_dict(args) == config.resolved()
 
 
 def test_changes_merge_and_only_what_was_applied_is_cleared() -> None:
     pending = changes.merge({}, {"learning_rate": 0.001, "rewards": {"win": 5.0}})
-    pending = changes.merge(pending, {"rewards": {"tau": 0.5}, "ent_coef": 0.01})
-    assert pending == {"learning_rate": 0.001, "rewards": {"win": 5.0, "tau": 0.5}, "ent_coef": 0.01}
+    pending = changes.merge(pending, {"rewards": {"lead": 0.5}, "ent_coef": 0.01})
+    assert pending == {"learning_rate": 0.001, "rewards": {"win": 5.0, "lead": 0.5}, "ent_coef": 0.01}
 
     applied = {"learning_rate": 0.001, "rewards": {"win": 5.0}}
-    assert changes.not_applied(pending, applied) == {"rewards": {"tau": 0.5}, "ent_coef": 0.01}
+    assert changes.not_applied(pending, applied) == {"rewards": {"lead": 0.5}, "ent_coef": 0.01}
     newer = changes.merge(pending, {"learning_rate": 0.002})
     assert changes.not_applied(newer, pending) == {"learning_rate": 0.002}, "a newer value survives"
     assert changes.not_applied(pending, pending) == {}

@@ -171,7 +171,8 @@ def test_a_config_change_takes_effect_at_the_next_iteration(
         "the reward change committed",
         trainer,
     )
-    assert rewards["tau"] == 0.3 and rewards["progress"] == 1.0, "the other weights stay"
+    assert rewards["team_spirit"] == 0.3, "the other weights stay"
+    assert rewards["lead"] == 1.0, "the other weights stay"
     stop(client, owner, run_id, trainer)
 
 

@@ -1,0 +1,120 @@
+"""Teachers for imitation: who labels the states the student visits, and the labelled states kept.
+
+A teacher gives, for player 0's pods in every race of a `TrainingEnv`, the action of the student's
+action set it would play: a built-in (`builtin:runner`, `builtin:blocker`: their vectorised
+commands, `opponents.py`, mapped to the nearest action, `actions.nearest_actions`) or a trained
+policy (a checkpoint's actor: its argmax, when it has the same action set). All of it is batched
+on the training device, so labelling costs about one opponent's move per turn.
+
+DAgger (Ross et al., 2011) in `ppo.Trainer`: the teacher drives the first round, the student from
+the second; every visited state is labelled by the teacher and kept in `LabelledStates`, and the
+student is trained on the aggregate by cross-entropy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import torch
+
+from services.trainer.actions import nearest_actions
+from services.trainer.env import TrainingEnv, command_rotation
+from services.trainer.opponents import Commands, blocker_commands, runner
+from services.trainer.policy import DeepSets, NetShape, action_count, deterministic_action
+from shared.games.podracing.torch_engine import TorchRaces
+
+BUILTIN_TEACHERS = ("builtin:runner", "builtin:blocker")
+"""The built-ins that have a vectorised copy (`opponents.py`); others cannot label batches."""
+
+
+class Teacher(Protocol):
+    name: str
+
+    def labels(self, env: TrainingEnv) -> torch.Tensor:
+        """[B, 2] the teacher's action for player 0's pods in the env's current states."""
+        ...
+
+
+class BuiltinTeacher:
+    """A scripted built-in's commands, as the nearest action of the student's set."""
+
+    def __init__(self, name: str) -> None:
+        if name not in BUILTIN_TEACHERS:
+            raise ValueError(
+                f"no batched copy of {name}: the built-in teachers are {', '.join(BUILTIN_TEACHERS)}"
+            )
+        self.name = name
+        self._commands = runner if name == "builtin:runner" else blocker_commands
+
+    def commands(self, races: TorchRaces) -> Commands:
+        return self._commands(races, 0)
+
+    def labels(self, env: TrainingEnv) -> torch.Tensor:
+        target, thrust, boost, shield = self.commands(env.races)
+        view = env.view
+        rotation = command_rotation(view, 0, target.to(view.x.dtype))
+        share = thrust.to(view.x.dtype) / float(env.config.max_thrust)
+        return nearest_actions(env.table, rotation, share, shield, boost)
+
+
+class PolicyTeacher:
+    """A trained actor (same features, same action set): its most likely action."""
+
+    def __init__(
+        self,
+        name: str,
+        actor: dict[str, torch.Tensor],
+        shape: NetShape,
+        action_set: str,
+        device: torch.device,
+    ) -> None:
+        self.name = name
+        self.state = {key: value.detach().cpu().clone() for key, value in actor.items()}
+        self.actor = DeepSets(action_count(action_set), shape).to(device)
+        self.actor.load_state_dict(self.state)
+        self.actor.eval()
+
+    @torch.no_grad()
+    def labels(self, env: TrainingEnv) -> torch.Tensor:
+        return deterministic_action(self.actor, env.features[:, :2])
+
+
+def load_teacher(spec: str, action_set: str, device: torch.device) -> Teacher:
+    """`builtin:runner`, `builtin:blocker`, or the path of a training checkpoint with this action set."""
+    if spec.startswith("builtin:"):
+        return BuiltinTeacher(spec)
+    from services.trainer.ppo import args_from_dict, load_checkpoint
+
+    state = load_checkpoint(Path(spec))
+    args = args_from_dict(dict(state["args"]))
+    if args.action_set != action_set:
+        raise ValueError(
+            f"the teacher {spec} plays the action set {args.action_set!r}, the student {action_set!r}"
+        )
+    actor = {k.removeprefix("actor."): v for k, v in state["agent"].items() if k.startswith("actor.")}
+    return PolicyTeacher(spec, actor, args.shape, action_set, device)
+
+
+class LabelledStates:
+    """The aggregate DAgger trains on: features and teacher labels, a ring of at most `capacity`
+    pod-states on the device (the oldest leave first)."""
+
+    def __init__(self, capacity: int, obs_dim: int, device: torch.device) -> None:
+        self.obs = torch.zeros(capacity, obs_dim, device=device)
+        self.labels = torch.zeros(capacity, dtype=torch.long, device=device)
+        self.size = 0
+        self._next = 0
+
+    def add(self, obs: torch.Tensor, labels: torch.Tensor) -> None:
+        capacity = self.obs.shape[0]
+        obs, labels = obs[-capacity:], labels[-capacity:]
+        index = (self._next + torch.arange(obs.shape[0], device=obs.device)) % capacity
+        self.obs[index] = obs
+        self.labels[index] = labels
+        self._next = (self._next + obs.shape[0]) % capacity
+        self.size = min(capacity, self.size + obs.shape[0])
+
+    def sample(self, count: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        index = torch.randint(self.size, (count,), generator=generator, device=generator.device)
+        return self.obs[index], self.labels[index]
