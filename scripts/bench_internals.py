@@ -4,18 +4,25 @@
     of shared/games/battle/pymunk_fast.py and with pymunk's public API only; matches per minute, and
     a check that both play every match bit for bit the same;
 (b) HTTP match: whole podracing matches through the runner's turn loop (`play_match`, on uvloop as
-    in the worker) against two SDK bot processes over loopback, with the runner's `SocketTransport`
-    (httpcore's pool on a plain asyncio socket backend) and with httpx's default transport; turns
-    per second and CPU per turn (runner, and runner plus bots);
+    in the worker) against two SDK bot processes over loopback, with the runner's bot client
+    (`shared.botclient.http1`: httptools on an asyncio protocol) and with the httpx path it replaced
+    (`shared.botclient.httpx_client.SocketTransport`: httpcore's pool on a plain asyncio socket
+    backend); turns per second and CPU per turn (runner, and runner plus bots);
 (c) SDK bot server: sequential turns from the runner's client, the server answering in one write
     (status line, headers and body together) or as http.server writes them (headers, then body);
     turns per second and server CPU per turn;
 (d) access log: CPU per request line of the gateway's access log (services/gateway/access_log.py:
     the line built from the ASGI scope, batched writes) and of uvicorn's own access logger as
     uvicorn configures it (a write and a flush per line), both to a file with the secret-masking
-    record factory installed, as in the gateway.
+    record factory installed, as in the gateway;
+(e) bot client: the runner's CPU per turn request (`HttpBotConnection.turn`: JSON, signing, the
+    HTTP exchange, strict decoding), sequential turns against one SDK bot process over loopback,
+    process CPU time (time.process_time) over each round: the httptools client, the httpx path it
+    replaced, aiohttp's client when aiohttp is installed (the other C-parser candidate, measured,
+    not used), and the same turns with no I/O at all (a canned answer: the floor); on uvloop, as
+    in the worker, and on asyncio's own loop.
 
-    .venv/bin/python -m scripts.bench_internals [--quick] [--only battle|http|sdk|log]
+    .venv/bin/python -m scripts.bench_internals [--quick] [--only battle|http|sdk|log|client]
 
 Needs nothing but this machine (no database, no Redis); about 2 minutes (--quick, about 30 s, only
 checks that it runs: too few matches for steady ratios). The variants alternate match by match (or
@@ -151,20 +158,85 @@ def _bot_process(args: list[str], secret: str) -> Iterator[tuple[int, int]]:
         proc.wait()
 
 
-def _connection(port: int, secret: str, socket_transport: bool) -> Any:
-    import httpx
+class AiohttpTransport:
+    """aiohttp's client (its C HTTP parser) with the runner's rules, for (e): measured, not used.
+    Plain HTTP to a loopback address only."""
 
+    def __init__(self) -> None:
+        import aiohttp
+
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=100, keepalive_timeout=5.0, use_dns_cache=False),
+            auto_decompress=False,
+            trust_env=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
+            timeout=aiohttp.ClientTimeout(total=None),
+        )
+
+    async def exchange(
+        self,
+        method: str,
+        url: Any,
+        target: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        max_bytes: int,
+    ) -> tuple[int, bytes]:
+        from shared.botclient.http1 import ExchangeError
+
+        pairs = [(name.decode(), value.decode()) for name, value in headers]
+        async with self._session.request(
+            method, str(url), data=body or None, headers=pairs, allow_redirects=False
+        ) as response:
+            if 300 <= response.status < 400:
+                raise ExchangeError(f"HTTP {response.status} redirect (redirects are not followed)")
+            if response.content_length is not None and response.content_length > max_bytes:
+                raise ExchangeError(f"answer is larger than {max_bytes} bytes")
+            data = b""
+            async for chunk in response.content.iter_any():
+                data += chunk
+                if len(data) > max_bytes:
+                    raise ExchangeError(f"answer is larger than {max_bytes} bytes")
+            return response.status, data
+
+    async def aclose(self) -> None:
+        await self._session.close()
+
+
+class CannedTransport:
+    """No I/O: every request gets the same answer at once, for the floor of (e)."""
+
+    def __init__(self, answer: bytes) -> None:
+        self._answer = answer
+
+    async def exchange(self, *request: Any) -> tuple[int, bytes]:
+        return 200, self._answer
+
+    async def aclose(self) -> None:
+        pass
+
+
+CLIENTS = ("httptools", "httpx")
+"""The runner's bot client and the httpx path it replaced (shared/botclient/httpx_client.py)."""
+
+
+def _connection(port: int, secret: str, client: str = "httptools") -> Any:
     from shared.botclient import HttpBotConnection
-    from shared.botclient.http import SocketTransport
+    from shared.botclient.http1 import Http1Transport, TcpDialer
+    from shared.botclient.httpx_client import SocketTransport
     from shared.config import get_settings
 
-    transport: httpx.AsyncBaseTransport = (
-        SocketTransport() if socket_transport else httpx.AsyncHTTPTransport(retries=0, trust_env=False)
-    )
+    transports: dict[str, Callable[[], Any]] = {
+        "httptools": lambda: Http1Transport(TcpDialer("127.0.0.1", port)),
+        "httpx": SocketTransport,
+        "aiohttp": AiohttpTransport,
+        "no I/O": lambda: CannedTransport(b'{"action": {"pods": [{"x": 8000, "y": 4500, "thrust": 100}]}}'),
+    }
     return HttpBotConnection(
         f"http://127.0.0.1:{port}",
         secret,
-        transport,
+        transports[client](),
         max_response_bytes=get_settings().max_response_bytes,
     )
 
@@ -190,7 +262,7 @@ def bench_http(matches: int) -> None:
     settings = get_settings()
     game = get_game("podracing")
     bot_args = [["-m", "shared.botsdk.run", "--module", module] for module in EXAMPLE_BOTS]
-    totals = {True: [0.0, 0.0, 0.0, 0], False: [0.0, 0.0, 0.0, 0]}  # wall, runner CPU, bots CPU, turns
+    totals = {client: [0.0, 0.0, 0.0, 0] for client in CLIENTS}  # wall, runner CPU, bots CPU, turns
     with (
         _bot_process(bot_args[0], secret) as (port_a, pid_a),
         _bot_process(bot_args[1], secret) as (
@@ -199,8 +271,8 @@ def bench_http(matches: int) -> None:
         ),
     ):
 
-        async def one_match(seed: int, socket_transport: bool, timed: bool = True) -> None:
-            clients = [_connection(p, secret, socket_transport) for p in (port_a, port_b)]
+        async def one_match(seed: int, variant: str, timed: bool = True) -> None:
+            clients = [_connection(p, secret, variant) for p in (port_a, port_b)]
             try:
                 for client in clients:  # connect and warm up outside the timed part
                     await client.health(5.0)
@@ -211,7 +283,7 @@ def bench_http(matches: int) -> None:
                 )
                 if not timed:
                     return
-                row = totals[socket_transport]
+                row = totals[variant]
                 row[0] += time.perf_counter() - wall0
                 row[1] += time.process_time() - cpu0
                 row[2] += _cpu_seconds(pid_a) + _cpu_seconds(pid_b) - bots0
@@ -220,14 +292,14 @@ def bench_http(matches: int) -> None:
                 for client in clients:
                     await client.aclose()
 
-        for variant in (True, False):  # first-use costs (imports, caches) in neither variant's figures
+        for variant in CLIENTS:  # first-use costs (imports, caches) in neither variant's figures
             _run_on_uvloop(functools.partial(one_match, -1, variant, timed=False))
         for seed in range(matches):
-            for variant in (True, False) if seed % 2 == 0 else (False, True):
+            for variant in CLIENTS if seed % 2 == 0 else CLIENTS[::-1]:
                 _run_on_uvloop(functools.partial(one_match, seed, variant))
-    (sw, sc, sb, st), (dw, dc, db, dt) = totals[True], totals[False]
+    (sw, sc, sb, st), (dw, dc, db, dt) = totals["httptools"], totals["httpx"]
     print(f"\n(b) HTTP match: podracing, 2 SDK bots over loopback, {matches} matches each way ({st} turns)")
-    print(f"  {'':<34}{'socket':>12}{'httpx':>12}")
+    print(f"  {'':<34}{'httptools':>12}{'httpx':>12}")
     print(ratio_line("turns/s (wall clock)", st / sw, dt / dw, "", True))
     print(ratio_line("runner CPU per turn", 1000 * sc / st, 1000 * dc / dt, "ms", False))
     print(ratio_line("runner + bots CPU per turn", 1000 * (sc + sb) / st, 1000 * (dc + db) / dt, "ms", False))
@@ -283,7 +355,7 @@ def bench_sdk(turns: int, rounds: int) -> None:
     with _bot_process(module, secret) as one, _bot_process(two_writes, secret) as two:
 
         async def turns_against(port: int, pid: int, row: list[Any]) -> None:
-            connection = _connection(port, secret, True)
+            connection = _connection(port, secret)
             async with connection:
                 await connection.health(5.0)
                 cpu0, wall0 = _cpu_seconds(pid), time.perf_counter()
@@ -388,17 +460,82 @@ def bench_access_log(lines: int, rounds: int) -> None:
     print(ratio_line("CPU per request line", per_ours, per_uvicorn, "us", higher_is_better=False))
 
 
+# ----------------------------------------------------------------------------------- (e) bot client
+def bench_client(turns: int, rounds: int) -> None:
+    import importlib.util
+
+    from shared.protocol.signing import generate_secret
+
+    secret = generate_secret()
+    observations = _podracing_observations(turns)
+    clients = [*CLIENTS, *(["aiohttp"] if importlib.util.find_spec("aiohttp") else []), "no I/O"]
+    loops: dict[str, Callable[[Callable[[], Any]], Any]] = {
+        "uvloop": _run_on_uvloop,
+        "asyncio": lambda coro_fn: asyncio.run(coro_fn()),
+    }
+    cpu: dict[tuple[str, str], list[float]] = {(loop, client): [] for loop in loops for client in clients}
+    wall: dict[tuple[str, str], list[float]] = {key: [] for key in cpu}
+    module = ["-m", "shared.botsdk.run", "--module", EXAMPLE_BOTS[0]]
+    with _bot_process(module, secret) as (port, _pid):
+
+        async def round_of_turns(client: str, key: tuple[str, str] | None) -> None:
+            async with _connection(port, secret, client) as connection:
+                for turn in range(3):  # connected and warm before the clock starts
+                    await connection.turn(
+                        match_id="warm",
+                        game="podracing",
+                        player=0,
+                        turn=turn,
+                        timeout_ms=5000,
+                        observation=observations[turn],
+                    )
+                cpu0, wall0 = time.process_time(), time.perf_counter()
+                for turn, observation in enumerate(observations):
+                    reply = await connection.turn(
+                        match_id="bench",
+                        game="podracing",
+                        player=0,
+                        turn=turn,
+                        timeout_ms=5000,
+                        observation=observation,
+                    )
+                    if not reply.ok:
+                        raise RuntimeError(f"{client}: bot failed: {reply.error}")
+                if key is not None:
+                    cpu[key].append((time.process_time() - cpu0) / len(observations))
+                    wall[key].append((time.perf_counter() - wall0) / len(observations))
+
+        for run in loops.values():
+            for client in clients:  # first-use costs (imports, caches) in no figure
+                run(functools.partial(round_of_turns, client, None))
+        for i in range(rounds):  # alternating, so other load on the machine hits every client alike
+            for loop, run in loops.items():
+                for client in clients if i % 2 == 0 else clients[::-1]:
+                    run(functools.partial(round_of_turns, client, (loop, client)))
+    print(f"\n(e) bot client: {turns} sequential turns x {rounds} rounds against one SDK bot over loopback;")
+    print("  runner CPU per turn request, us (median of the rounds; min-max), and wall clock per turn")
+    for loop in loops:
+        base = statistics.median(cpu[(loop, "httptools")])
+        for client in clients:
+            samples = [1e6 * s for s in cpu[(loop, client)]]
+            per_turn, wall_us = statistics.median(samples), 1e6 * statistics.median(wall[(loop, client)])
+            print(
+                f"  {loop:<8}{client:<10}{per_turn:9.1f} us CPU ({min(samples):.1f}-{max(samples):.1f})"
+                f"  {wall_us:8.1f} us wall   x{per_turn / (1e6 * base):.2f} of httptools"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: too few matches to quote")
-    parser.add_argument("--only", choices=("battle", "http", "sdk", "log"), action="append")
+    parser.add_argument("--only", choices=("battle", "http", "sdk", "log", "client"), action="append")
     parser.add_argument("--serve-two-writes", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_two_writes:
         serve_two_writes(args.port)
         return
-    only = set(args.only or ("battle", "http", "sdk", "log"))
+    only = set(args.only or ("battle", "http", "sdk", "log", "client"))
     print("what each speed shortcut buys end to end, with and without it in the same run")
     if "battle" in only:
         cores = os.sched_getaffinity(0) if hasattr(os, "sched_setaffinity") else None
@@ -413,6 +550,8 @@ def main() -> None:
         bench_sdk(300, 4 if args.quick else 20)
     if "log" in only:
         bench_access_log(2_000 if args.quick else 20_000, 3 if args.quick else 9)
+    if "client" in only:
+        bench_client(300 if args.quick else 1000, 2 if args.quick else 8)
 
 
 if __name__ == "__main__":
