@@ -2,28 +2,40 @@
 socket against loopback TCP for the same bot, and the per-turn cost of freezing the sandbox
 between turns (cgroup freezer: thaw before the request, freeze after).
 
-    .venv/bin/python -m scripts.bench_sandbox [--starts 10] [--turns 400]
+The freezing section plays the same bot's turns, interleaved in rounds, three ways: not frozen,
+frozen the old way (the freezer file opened, written and closed for each write, and no freezer
+key held: see shared/sandbox/cgroups.py) and the current way (one kept descriptor, the key held).
+It prints the worker's CPU per turn (this process: the client, the signing, the freezer writes),
+the sandbox's (its cgroup's CPU: the bot, and its threads woken by freezing) and the ratios; then
+what each of the two changes saves on a bare freeze + thaw pair.
+
+    .venv/bin/python -m scripts.bench_sandbox [--starts 10] [--turns 400] [--freezing-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
 from shared.protocol.signing import Signer, generate_secret
+from shared.sandbox import cgroups
 from shared.sandbox.backends import SandboxedBot
-from shared.sandbox.cgroups import SandboxCgroup, detect
+from shared.sandbox.cgroups import CgroupVersion, SandboxCgroup, detect
 from shared.sandbox.limits import SandboxLimits
 from shared.sandbox.pool import WarmPool
 
@@ -138,27 +150,236 @@ def round_trips(client: httpx.Client, signer: Signer, url: str, n: int) -> list[
     return times
 
 
-def frozen_round_trips(bot: SandboxedBot, client: httpx.Client, signer: Signer, n: int) -> list[float]:
-    """Turn round trips with the sandbox thawed before and frozen after each, as in a match."""
-    times = []
-    for i in range(n):
-        started = time.perf_counter()
-        bot.thaw()
+def _old_set_frozen(group: SandboxCgroup, frozen: bool) -> None:
+    """SandboxCgroup._set_frozen before descriptors were kept: the baseline."""
+    if group.support.version is CgroupVersion.V1:
+        (group.dirs["freezer"] / "freezer.state").write_text("FROZEN" if frozen else "THAWED")
+    else:
+        (group.dirs["unified"] / "cgroup.freeze").write_text("1" if frozen else "0")
+    group.frozen = frozen
+
+
+@contextmanager
+def freezer_variant(group: SandboxCgroup, *, kept_fd: bool, key_held: bool) -> Iterator[None]:
+    """Freeze and thaw `group` with or without each of the two changes, through the same calls."""
+    if not kept_fd:
+        group._set_frozen = types.MethodType(_old_set_frozen, group)  # type: ignore[method-assign]
+    support = detect()
+    if not key_held:
+        cgroups.release_freezer_key()
+    try:
+        yield
+    finally:
+        if not kept_fd:
+            del group._set_frozen
+        if support is not None:
+            cgroups.hold_freezer_key(support)
+
+
+NOT_FROZEN = "not frozen between turns"
+OLD = "old: always frozen, open/write/close, no key"
+NEW = "new: always frozen, kept fd, key held"
+FREEZING_MODES: dict[str, tuple[bool, bool] | None] = {
+    NOT_FROZEN: None,
+    OLD: (False, False),
+    NEW: (True, True),
+}
+"""Per mode, (kept_fd, key_held) for freezer_variant(), or None: never frozen."""
+FREEZING_ROUNDS = 20
+"""Short blocks of each mode in turn, so that load from other work drifts over all three alike."""
+
+
+def freezing_turns(
+    bot: SandboxedBot, client: httpx.Client, signer: Signer, n: int, rounds: int
+) -> dict[str, dict[str, float]]:
+    """Turns with the sandbox thawed before and frozen after each, as FrozenBetweenTurns does, per
+    mode: worker CPU per turn (s), the sandbox's CPU per turn (s) and the median wall time (s)."""
+    group = bot.cgroup
+    assert group is not None
+    for i in range(20):
         _turn(client, signer, "http://bot/turn", i)
-        bot.freeze()
-        times.append(time.perf_counter() - started)
-    bot.thaw()
-    return times
+    cpu = dict.fromkeys(FREEZING_MODES, 0.0)
+    sandbox_cpu = dict.fromkeys(FREEZING_MODES, 0.0)
+    walls: dict[str, list[float]] = {mode: [] for mode in FREEZING_MODES}
+    per_round = max(1, n // rounds)
+    for _ in range(rounds):
+        for mode, variant in FREEZING_MODES.items():
+            kept_fd, key_held = variant or (True, True)
+            with freezer_variant(group, kept_fd=kept_fd, key_held=key_held):
+                if variant is not None:
+                    bot.freeze()
+                used0, sandbox0 = time.process_time(), group.cpu_usage_s()
+                for i in range(per_round):
+                    started = time.perf_counter()
+                    if variant is not None:
+                        bot.thaw()
+                    _turn(client, signer, "http://bot/turn", i)
+                    if variant is not None:
+                        bot.freeze()
+                    walls[mode].append(time.perf_counter() - started)
+                cpu[mode] += time.process_time() - used0
+                sandbox_cpu[mode] += group.cpu_usage_s() - sandbox0
+                bot.thaw()
+    total = per_round * rounds
+    return {
+        mode: {
+            "cpu": cpu[mode] / total,
+            "sandbox": sandbox_cpu[mode] / total,
+            "wall": statistics.median(walls[mode]),
+        }
+        for mode in FREEZING_MODES
+    }
 
 
-def freeze_thaw_pairs(bot: SandboxedBot, n: int) -> list[float]:
+def freeze_thaw_pairs(bot: SandboxedBot, n: int, *, kept_fd: bool, key_held: bool) -> tuple[float, float]:
+    """A bare freeze + thaw pair: (worker CPU per pair, median wall time), in seconds."""
+    group = bot.cgroup
+    assert group is not None
     times = []
+    with freezer_variant(group, kept_fd=kept_fd, key_held=key_held):
+        bot.freeze()
+        bot.thaw()
+        used0 = time.process_time()
+        for _ in range(n):
+            started = time.perf_counter()
+            bot.freeze()
+            bot.thaw()
+            times.append(time.perf_counter() - started)
+        used = time.process_time() - used0
+    return used / n, statistics.median(times)
+
+
+def counter_reads(bot: SandboxedBot, n: int) -> tuple[float, float]:
+    """What a freeze-only-when-needed scheme would pay per turn at the least: reading the sandbox's
+    CPU usage and task count through kept descriptors (cgroup v1). (CPU per read, median wall)."""
+    group = bot.cgroup
+    assert group is not None
+    if group.support.version is not CgroupVersion.V1:
+        return 0.0, 0.0
+    fds = [
+        os.open(group.dirs["cpuacct"] / "cpuacct.usage", os.O_RDONLY),
+        os.open(group.dirs["pids"] / "pids.current", os.O_RDONLY),
+    ]
+    times = []
+    try:
+        used0 = time.process_time()
+        for _ in range(n):
+            started = time.perf_counter()
+            for fd in fds:
+                int(os.pread(fd, 64, 0))
+            times.append(time.perf_counter() - started)
+        used = time.process_time() - used0
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return used / n, statistics.median(times)
+
+
+def _pair_cost(first: Callable[[], object], second: Callable[[], object], n: int) -> tuple[float, float]:
+    """(worker CPU per call pair, median wall time), in seconds."""
+    first()
+    second()
+    times = []
+    used0 = time.process_time()
     for _ in range(n):
         started = time.perf_counter()
-        bot.freeze()
-        bot.thaw()
+        first()
+        second()
         times.append(time.perf_counter() - started)
-    return times
+    return (time.process_time() - used0) / n, statistics.median(times)
+
+
+def _hybrid_v2_parent() -> Path | None:
+    """This process's group in a cgroup v2 hierarchy mounted next to v1 ones, if writable."""
+    mount = Path("/sys/fs/cgroup/unified")
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        if line.startswith("0::"):
+            parent = mount / line[3:].lstrip("/")
+            return parent if (parent / "cgroup.procs").exists() and os.access(parent, os.W_OK) else None
+    return None
+
+
+def other_mechanisms(n: int) -> list[tuple[str, float, float]]:
+    """Stopping and resuming a group with nothing or one sleeping process in it, by the freezer and
+    by other means: (name, worker CPU per pair, median wall) rows."""
+    support = detect()
+    if support is None or support.version is not CgroupVersion.V1:
+        return []
+    group = SandboxCgroup(support, SandboxLimits())
+    sleeper = subprocess.Popen(["sleep", "600"])
+    v2_parent = _hybrid_v2_parent()
+    v2_group = v2_parent / f"arena-bench-{os.getpid()}" if v2_parent is not None else None
+    rows = []
+    try:
+        for key_held in (False, True):
+            with freezer_variant(group, kept_fd=True, key_held=key_held):
+                name = f"v1 freezer, empty group, kept fd, {'key held' if key_held else 'no key'}"
+                rows.append((name, *_pair_cost(group.freeze, group.thaw, n)))
+        for directory in set(group.dirs.values()):
+            (directory / "cgroup.procs").write_text(str(sleeper.pid))
+        rows.append(("v1 freezer, one sleeper, kept fd, key held", *_pair_cost(group.freeze, group.thaw, n)))
+        stop, cont = (
+            functools.partial(os.kill, sleeper.pid, sig) for sig in (signal.SIGSTOP, signal.SIGCONT)
+        )
+        rows.append(("SIGSTOP + SIGCONT, one sleeper", *_pair_cost(stop, cont, n)))
+        if v2_group is not None:
+            v2_group.mkdir()
+            (v2_group / "cgroup.procs").write_text(str(sleeper.pid))
+            fd = os.open(v2_group / "cgroup.freeze", os.O_WRONLY)
+            try:
+                freeze, thaw = (functools.partial(os.pwrite, fd, value, 0) for value in (b"1", b"0"))
+                rows.append(("v2 cgroup.freeze (hybrid), one sleeper, kept fd", *_pair_cost(freeze, thaw, n)))
+            finally:
+                os.close(fd)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        group.destroy()
+        if v2_group is not None and v2_group.exists():
+            v2_group.rmdir()
+    return rows
+
+
+def report_freezing(source: str, secret: str, signer: Signer, turns: int) -> None:
+    with SandboxedBot(source, secret=secret) as bot, _uds_client(bot.socket_path) as client:
+        _require_started(bot)
+        if bot.cgroup is None:
+            print("no cgroups here: nothing is frozen, nothing to compare")
+            return
+        version = bot.cgroup.support.version.value
+        modes = freezing_turns(bot, client, signer, turns, rounds=FREEZING_ROUNDS)
+        pairs = {
+            "old: open/write/close, no key": freeze_thaw_pairs(bot, turns, kept_fd=False, key_held=False),
+            "kept fd, no key": freeze_thaw_pairs(bot, turns, kept_fd=True, key_held=False),
+            "open/write/close, key held": freeze_thaw_pairs(bot, turns, kept_fd=False, key_held=True),
+            "new: kept fd, key held": freeze_thaw_pairs(bot, turns, kept_fd=True, key_held=True),
+        }
+        reads = counter_reads(bot, turns)
+    rounds = f"{turns} turns per mode in {FREEZING_ROUNDS} interleaved rounds"
+    print(f"\nfreezing around each turn (cgroup {version}, {rounds})")
+    print(f"{'mode':46} {'worker CPU/turn us':>18} {'added':>6} {'sandbox CPU/turn us':>19} {'wall ms':>8}")
+    base = modes[NOT_FROZEN]["cpu"]
+    for mode, row in modes.items():
+        cpu, sandbox, wall = row["cpu"] * 1e6, row["sandbox"] * 1e6, row["wall"] * 1e3
+        print(f"{mode:46} {cpu:18.0f} {cpu - base * 1e6:6.0f} {sandbox:19.0f} {wall:8.3f}")
+    old, new = modes[OLD]["cpu"], modes[NEW]["cpu"]
+    added = f"{(old - base) / (new - base):.0f}x" if new > base else "new: within noise"
+    print(
+        f"worker CPU per hosted turn, old / new: {old * 1e6:.0f} / {new * 1e6:.0f} us = {old / new:.2f}x; "
+        f"added by freezing: {(old - base) * 1e6:.0f} / {(new - base) * 1e6:.0f} us ({added})"
+    )
+    print(f"\n{'a bare freeze + thaw pair':46} {'worker CPU us':>18} {'wall median us':>15}")
+    for name, (used, wall_s) in pairs.items():
+        print(f"{name:46} {used * 1e6:18.1f} {wall_s * 1e6:15.1f}")
+    if reads[0]:
+        name = "read CPU usage + task count (no freezing)"
+        print(f"{name:46} {reads[0] * 1e6:18.1f} {reads[1] * 1e6:15.1f}")
+    rows = other_mechanisms(turns)
+    if rows:
+        title = "other groups, other mechanisms: a stop + resume"
+        print(f"\n{title:50} {'worker CPU us':>14} {'wall median us':>15}")
+        for name, used, wall_s in rows:
+            print(f"{name:50} {used * 1e6:14.1f} {wall_s * 1e6:15.1f}")
 
 
 def cgroup_lifecycle(n: int) -> tuple[list[float], list[float]]:
@@ -203,11 +424,16 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--starts", type=int, default=10)
     parser.add_argument("--turns", type=int, default=400)
+    parser.add_argument("--freezing-only", action="store_true", help="only the freezing section")
     args = parser.parse_args()
     secret = generate_secret()
     signer = Signer(secret)
     source = BOT_FILE.read_text()
     SandboxedBot(source, secret=secret).close()  # resolve the runtime and stage files once
+    print(f"load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
+    if args.freezing_only:
+        report_freezing(source, secret, signer, args.turns)
+        return 0
 
     rows: list[tuple[str, list[float]]] = []
     ready, first = cold_starts(source, secret, signer, args.starts)
@@ -216,10 +442,6 @@ def main() -> int:
 
     with SandboxedBot(source, secret=secret) as bot, _uds_client(bot.socket_path) as client:
         sandbox_uds = round_trips(client, signer, "http://bot/turn", args.turns)
-        if bot.cgroup is not None:
-            frozen = frozen_round_trips(bot, client, signer, args.turns)
-            rows.append(("turn: sandboxed, frozen between turns", frozen))
-            rows.append(("freeze + thaw (cgroup freezer), no turn", freeze_thaw_pairs(bot, args.turns)))
     made, removed = cgroup_lifecycle(args.starts * 5)
     if made:
         rows += [("cgroups: create and configure", made), ("cgroups: kill and remove", removed)]
@@ -268,6 +490,7 @@ def main() -> int:
     target = statistics.median(first) * 1000
     verdict = "OK" if target < 300 else "MISSED"
     print(f"cold start to first turn median {target:.0f} ms (target < 300 ms): {verdict}")
+    report_freezing(source, secret, signer, args.turns)
     return 0
 
 

@@ -12,10 +12,20 @@ A group's name says which process owns it (host, pid and that pid's start time).
 ignores even SIGKILL until it is thawed, so the sandbox of an owner killed outright (kill -9, OOM)
 while its bot was frozen between turns would sleep forever; the first sandbox a process creates
 therefore sweeps the groups whose owner on this host is gone: thaw, kill, remove.
+
+Freezing is on every hosted turn's path (thaw before the request, freeze after), so it is kept
+cheap. Each group writes its freezer state through one descriptor opened at creation, not an
+open/write/close per write. On v1, the kernel guards its freezer checks with a static key that is
+on while any v1 group is freezing: freezing the first group and thawing the last rewrites kernel
+code (text patching, with an interrupt to every CPU), the bulk of a write's cost even for an empty
+group. `hold_freezer_key()` keeps one empty group of this process frozen for its whole life, so the
+key stays on (figures, and the command that measures them, in docs/hosted-bots.md). The guarantee
+is the freezer's own, unchanged: nothing of the sandbox runs while it is frozen.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import enum
 import functools
@@ -188,6 +198,54 @@ def sweep_orphans(support: CgroupSupport) -> int:
 
 _swept = threading.Event()
 
+_key_lock = threading.Lock()
+_key_group: tuple[int, Path] | None = None
+"""(owner pid, directory) of the empty v1 freezer group this process keeps frozen."""
+
+
+def hold_freezer_key(support: CgroupSupport) -> None:
+    """Keep an empty v1 freezer group of this process frozen until it exits (module docstring):
+    the kernel's freezer key then stays on and freezing a sandbox no longer patches kernel code.
+    Named like a sandbox's groups, so `sweep_orphans` removes it once its owner is gone. No-op on
+    v2 (its freezer has no such key) and when already held by this process (not a parent it was
+    forked from). A failure costs only speed, so it is logged, never raised."""
+    global _key_group
+    if support.version is not CgroupVersion.V1:
+        return
+    with _key_lock:
+        if _key_group is not None and _key_group[0] == os.getpid():
+            return
+        directory = support.parents["freezer"] / group_name()
+        try:
+            directory.mkdir(mode=0o755)
+            (directory / "freezer.state").write_text("FROZEN")
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+            log.warning("cannot keep the freezer key on (freezing sandboxes stays slower): %s", exc)
+            return
+        _key_group = (os.getpid(), directory)
+        atexit.register(release_freezer_key)
+
+
+def freezer_key_group() -> Path | None:
+    """The empty group `hold_freezer_key` keeps frozen for this process, or None."""
+    with _key_lock:
+        return _key_group[1] if _key_group is not None and _key_group[0] == os.getpid() else None
+
+
+def release_freezer_key() -> None:
+    """Thaw and remove the group `hold_freezer_key` made (at exit; the benchmark's baseline)."""
+    global _key_group
+    with _key_lock:
+        if _key_group is None or _key_group[0] != os.getpid():
+            return
+        directory = _key_group[1]
+        _key_group = None
+        with contextlib.suppress(OSError):
+            (directory / "freezer.state").write_text("THAWED")
+            directory.rmdir()
+
 
 class SandboxCgroup:
     """The groups of one sandbox. Create, let the launcher `enter()` them, and `destroy()`."""
@@ -201,6 +259,8 @@ class SandboxCgroup:
         group._groups = list(dict.fromkeys(group.dirs.values()))
         group.frozen = False
         group._procs_files = [str(d / "cgroup.procs") for d in group._groups]
+        group._freezer_lock = threading.Lock()
+        group._freezer_fd = None
         return group
 
     def __init__(self, support: CgroupSupport, limits: SandboxLimits) -> None:
@@ -216,18 +276,25 @@ class SandboxCgroup:
         self._groups = list(dict.fromkeys(self.dirs.values()))
         """Each group once (v1 may mount cpu and cpuacct together, so two keys share one)."""
         self.frozen = False
+        self._freezer_lock = threading.Lock()
+        self._freezer_fd: int | None = None
+        """The freezer state file, open for writing while the group exists (module docstring).
+        Non-inheritable, and the launcher closes every descriptor it was not given: it never
+        reaches the sandbox."""
         created: list[Path] = []
         try:
             for directory in self._groups:
                 directory.mkdir(mode=0o755)
                 created.append(directory)
             self._configure(limits)
+            self._freezer_fd = os.open(self._freezer_file(), os.O_WRONLY | os.O_CLOEXEC)
         except OSError as exc:
             for directory in created:
                 with contextlib.suppress(OSError):
                     directory.rmdir()
             raise CgroupError(f"cannot create the sandbox's cgroup: {exc}") from exc
         self._procs_files = [str(d / "cgroup.procs") for d in self._groups]
+        hold_freezer_key(support)
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -267,12 +334,25 @@ class SandboxCgroup:
     def thaw(self) -> None:
         self._set_frozen(False)
 
-    def _set_frozen(self, frozen: bool) -> None:
+    def _freezer_file(self) -> Path:
         if self.support.version is CgroupVersion.V1:
-            (self.dirs["freezer"] / "freezer.state").write_text("FROZEN" if frozen else "THAWED")
-        else:
-            (self.dirs["unified"] / "cgroup.freeze").write_text("1" if frozen else "0")
-        self.frozen = frozen
+            return self.dirs["freezer"] / "freezer.state"
+        return self.dirs["unified"] / "cgroup.freeze"
+
+    def _set_frozen(self, frozen: bool) -> None:
+        v1 = self.support.version is CgroupVersion.V1
+        value = (b"FROZEN" if frozen else b"THAWED") if v1 else (b"1" if frozen else b"0")
+        with self._freezer_lock:  # never a write to a descriptor another thread just closed
+            if self._freezer_fd is None:  # a handle from existing(), or after destroy()
+                self._freezer_fd = os.open(self._freezer_file(), os.O_WRONLY | os.O_CLOEXEC)
+            os.pwrite(self._freezer_fd, value, 0)
+            self.frozen = frozen
+
+    def _close_freezer(self) -> None:
+        with self._freezer_lock:
+            if self._freezer_fd is not None:
+                os.close(self._freezer_fd)
+                self._freezer_fd = None
 
     # -- accounting --------------------------------------------------------------------------
 
@@ -303,12 +383,16 @@ class SandboxCgroup:
 
     def kill(self, timeout_s: float = 5.0) -> None:
         """SIGKILL every process in the sandbox's groups (thawed first: a frozen v1 task would
-        not die until thawed) and wait until they are gone."""
+        not die until thawed; thawed again if a turn ending on another thread froze it meanwhile)
+        and wait until they are gone."""
         with contextlib.suppress(OSError):
             self.thaw()
         kill_file = self.dirs.get("unified", Path("/nonexistent")) / "cgroup.kill"
         deadline = time.monotonic() + timeout_s
         while (pids := self.pids()) and time.monotonic() < deadline:
+            if self.frozen:
+                with contextlib.suppress(OSError):
+                    self.thaw()
             if kill_file.exists():
                 with contextlib.suppress(OSError):
                     kill_file.write_text("1")
@@ -320,6 +404,7 @@ class SandboxCgroup:
     def destroy(self) -> None:
         """Kill what is left and remove the groups (retried briefly while the kernel reaps)."""
         self.kill()
+        self._close_freezer()
         for directory in self._groups:
             deadline = time.monotonic() + 5.0
             while directory.exists():
