@@ -72,6 +72,8 @@ bench: install ## benchmarks: print figures and ratios against baselines measure
 	$(PY) -m scripts.bench_evolver
 	$(PY) -m scripts.bench_gateway_load --quick
 	$(PY) -m scripts.bench_match_list
+	$(PY) -m scripts.eval_trained_bot --races 500 --search-races 100
+	$(PY) -m scripts.eval_trained_bot --bot examples/bots/podracing_hybrid.py --races 0 --search-races 100
 
 clean: ## remove the virtual environment, caches and the demo's data
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .arena-data

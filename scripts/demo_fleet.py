@@ -1,6 +1,6 @@
 """The bots the demo puts on the ladder: HTTP bots it starts itself (SDK examples, the Node.js
 example when `node` exists, built-in bots served by the SDK) and hosted bots it uploads (built-in
-bots' source under the decide contract, and a CodinGame-style script)."""
+bots' source under the decide contract, a CodinGame-style script, and the shipped trained bots)."""
 
 from __future__ import annotations
 
@@ -100,7 +100,10 @@ def hosted_bots(game: str) -> tuple[list[HostedBot], list[str]]:
                 bots.append(HostedBot(f"hosted-{name}", source, HostedContract.DECIDE))
     if game == "podracing":
         bots.append(HostedBot("hosted-codingame", CODINGAME_SCRIPT, HostedContract.CODINGAME))
-        trained = ROOT / "examples" / "bots" / "podracing_ppo.py"
-        if trained.exists():  # the policy trained by Arena's trainer (docs/trainer.md)
-            bots.append(HostedBot("hosted-ppo", trained.read_text(), HostedContract.DECIDE))
+        # The policy trained by Arena's trainer (docs/trainer.md), and the search bot with that policy
+        # as its prior (docs/trainer-export.md).
+        for name in ("ppo", "hybrid"):
+            trained = ROOT / "examples" / "bots" / f"podracing_{name}.py"
+            if trained.exists():
+                bots.append(HostedBot(f"hosted-{name}", trained.read_text(), HostedContract.DECIDE))
     return bots, notes

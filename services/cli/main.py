@@ -165,7 +165,8 @@ def _add_train(add: AddParser) -> None:
         "--imitate",
         metavar="TEACHER",
         help="start by imitating TEACHER (builtin:runner, builtin:blocker or a checkpoint file) with "
-        "DAgger, then fine-tune with PPO",
+        "DAgger, then fine-tune with PPO; with --resume, the trained run goes back to an imitate stage "
+        "with this teacher",
     )
     train.add_argument(
         "--threads", type=int, help="CPU threads torch may use (default: torch's own choice, every core)"
@@ -193,16 +194,29 @@ def _add_export(add: AddParser) -> None:
         description=_para(
             "Write the checkpoint's policy as one standard-library Python file: a hosted bot "
             "(decide(observation), for arena play, arena eval or upload) or, with --codingame, an "
-            "unchanged CodinGame script."
+            "unchanged CodinGame script. With --hybrid, the file is the search bot (builtin:search) "
+            "with the policy as its prior: the policy's plan seeds every turn's search."
         ),
         epilog="examples:\n"
         "  arena export training/20260101-120000/latest.pt --out bot.py\n"
-        "  arena export runs/first/ckpt-000200.pt --out cg_bot.py --codingame",
+        "  arena export runs/first/ckpt-000200.pt --out cg_bot.py --codingame\n"
+        "  arena export training/20260101-120000/latest.pt --out hybrid.py --hybrid --budget-ms 40",
         formatter_class=_formatter,
     )
     export.add_argument("checkpoint", metavar="CKPT", help="a checkpoint written by arena train")
     export.add_argument("--out", required=True, metavar="FILE", help="the bot file to write")
     export.add_argument("--codingame", action="store_true", help="a CodinGame script instead of a hosted bot")
+    export.add_argument(
+        "--hybrid",
+        action="store_true",
+        help="the search bot with the policy as its prior, not the policy alone",
+    )
+    export.add_argument(
+        "--budget-ms",
+        type=float,
+        metavar="MS",
+        help="with --hybrid: the search's time per turn in milliseconds (default 40)",
+    )
     export.set_defaults(handler=train_commands.export)
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 TRAINABLE_GAMES = ("podracing",)
 DEFAULT_TRAINING_DIR = Path("training")
 LATEST = "latest.pt"
+METRICS_LOG = "metrics.jsonl"
 MAX_REASON_CHARS = 160
 
 
@@ -134,11 +135,13 @@ def _resumed_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Traine
         config = config | {"num_envs": args.num_envs}
     for name in RESUME_FIELDS:
         value = config.get(name, 1)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise CliError(f"--config: {name} must be a whole number of at least 1")
+        whole = name not in ("imitation_lr", "imitation_coef")
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value <= 0:
+            kind = "a whole number of at least 1" if whole else "a positive number"
+            raise CliError(f"--config: {name} must be {kind}")
     path = Path(args.resume)
     try:
-        trainer = Trainer.load(path, device=args.device, changes=config or None)
+        trainer = Trainer.load(path, device=args.device, changes=config or None, imitate=args.imitate)
     except ValueError as exc:
         raise CliError(f"cannot resume: {_checkpoint_problem(path, exc)}") from None
     except (KeyError, TypeError) as exc:
@@ -179,6 +182,17 @@ def _save(trainer: Trainer, out: Path) -> Path:
     return path
 
 
+def _append_metrics(path: Path, metrics: dict[str, Any], seconds: float, device: str) -> None:
+    """One JSON line per iteration, kept across resumed chunks, so a run's curves can be drawn later
+    (`scripts/plot_training.py`); `iteration_seconds` is the wall time the iteration took."""
+    record = {**metrics, "iteration_seconds": round(seconds, 3), "device": device}
+    try:
+        with path.open("a", encoding="utf-8") as log:
+            log.write(json.dumps(record, default=str) + "\n")
+    except OSError as exc:
+        print(f"warning: cannot append to {path}: {exc.strerror or exc}", file=sys.stderr, flush=True)
+
+
 class _StopOnInterrupt:
     """The first Ctrl+C asks the run to stop after the current iteration; a second one stops it now."""
 
@@ -212,8 +226,6 @@ def train(args: argparse.Namespace) -> int:
     if args.resume:
         if args.seed is not None:
             raise CliError("--seed cannot change when resuming: it is the checkpoint's")
-        if args.imitate:
-            raise CliError("--imitate starts a new run: the resumed run keeps its own teacher")
         _checkpoint_file(args.resume)
     _require_torch("train")
     import torch
@@ -250,9 +262,15 @@ def train(args: argparse.Namespace) -> int:
     )
 
     saved: list[Path] = []
+    metrics_log = out / METRICS_LOG
+    last_iteration_end = time.monotonic()
 
     def on_iteration(metrics: dict[str, Any]) -> None:
+        nonlocal last_iteration_end
         print(progress_line(metrics), flush=True)
+        now = time.monotonic()
+        _append_metrics(metrics_log, metrics, now - last_iteration_end, str(trainer.device))
+        last_iteration_end = now
         if trainer.iteration % args.save_every == 0:
             saved.append(_save(trainer, out))
 
@@ -280,11 +298,16 @@ def train(args: argparse.Namespace) -> int:
 
 def export(args: argparse.Namespace) -> int:
     path = _checkpoint_file(args.checkpoint)
+    if args.budget_ms is not None and not args.hybrid:
+        raise CliError("--budget-ms sets the hybrid's search time: give it with --hybrid")
     _require_torch("export")
-    from services.trainer.export import export_checkpoint
+    from services.trainer.export import DEFAULT_HYBRID_BUDGET_MS, export_checkpoint
 
+    budget_ms = DEFAULT_HYBRID_BUDGET_MS if args.budget_ms is None else args.budget_ms
     try:
-        source = export_checkpoint(path, "codingame" if args.codingame else "hosted")
+        source = export_checkpoint(
+            path, "codingame" if args.codingame else "hosted", hybrid=args.hybrid, time_budget_ms=budget_ms
+        )
     except ValueError as exc:  # not a checkpoint, or a policy that cannot be exported
         raise CliError(_checkpoint_problem(path, exc)) from None
     out = Path(args.out)
@@ -294,6 +317,8 @@ def export(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
     kind = "a CodinGame script" if args.codingame else "a hosted bot (decide)"
+    if args.hybrid:
+        kind += f": the search with the policy as its prior, {budget_ms:g} ms a turn"
     print(f"wrote {out}: {kind}, {len(source):,} characters, standard library only")
     if args.codingame:
         print(f"next: paste it into CodinGame, or arena play podracing codingame:{out} builtin:runner")

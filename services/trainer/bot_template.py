@@ -8,7 +8,8 @@ AIM_DISTANCE units away along its heading plus the action's rotation.
 
 State: each player's runner pod (role hysteresis), kept per player id and reset on turn 0.
 The CodinGame version also tracks what CodinGame does not show: checkpoint passes of every pod
-(from next-checkpoint changes), and its own pods' boost and shield cooldown (from its orders).
+(from next-checkpoint changes), each player's turns left before its timeout (from the passes), and
+its own pods' boost and shield cooldown (from its orders).
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ BIASES: tuple[float, ...] = ()
 CODE_BASE = 0x4E00
 SELF_DIM = 14
 ENTITY_DIM = 14
-SHIELD = 1
-BOOST = 2
+KIND_SHIELD = 1
+KIND_BOOST = 2
 POS_SCALE = 1.0 / 10000.0
 VEL_SCALE = 1.0 / 1000.0
 PASS_SCALE = 0.25
@@ -45,6 +46,8 @@ OTHERS = ((1, 2, 3), (0, 2, 3), (3, 0, 1), (2, 0, 1))
 """For each pod: its teammate first, then the two opponents (own pods are 0 and 1)."""
 
 Layer = tuple[list[list[float]], list[float]]
+Inputs = tuple[list[float], list[list[float]]]
+"""One pod's policy inputs: its own features, and those of the 3 other pods (teammate first)."""
 _NETWORK: list[Layer] = []
 """Encoder layers 0-1, head layers 2-4; filled on the first turn."""
 _RUNNERS: dict[int, list[int]] = {}
@@ -97,28 +100,32 @@ def _policy(own: list[float], entities: list[list[float]]) -> list[float]:
     return _dense(network[4], _dense(network[3], hidden, True), False)
 
 
-def _update_runners(key: int, passed: list[int], dist: list[float], first: bool) -> list[int]:
-    """features.update_runners: on the first turn the pod ahead (more passes, then nearer its next
-    checkpoint); later the other pod takes over only once it has passed more checkpoints."""
-    runners = _RUNNERS.get(key)
-    if first or runners is None:
+def runners_after(previous: list[int] | None, passed: list[int], dist: list[float], first: bool) -> list[int]:
+    """features.update_runners: on the first turn (or with no roles yet) the pod ahead (more passes,
+    then nearer its next checkpoint); later the other pod takes over only once it has passed more
+    checkpoints."""
+    if first or previous is None:
         runners = []
         for a in (0, 2):
             b = a + 1
             runners.append(
                 1 if passed[b] > passed[a] or (passed[b] == passed[a] and dist[b] < dist[a]) else 0
             )
-    else:
-        for side in (0, 1):
-            current = passed[2 * side + runners[side]]
-            other = passed[2 * side + 1 - runners[side]]
-            if other > current:
-                runners[side] = 1 - runners[side]
-    _RUNNERS[key] = runners
+        return runners
+    runners = previous[:]
+    for side in (0, 1):
+        current = passed[2 * side + runners[side]]
+        other = passed[2 * side + 1 - runners[side]]
+        if other > current:
+            runners[side] = 1 - runners[side]
     return runners
 
 
-def _pod_commands(observation: dict[str, Any]) -> list[dict[str, Any]]:
+def policy_inputs(
+    observation: dict[str, Any], runners: list[int] | None
+) -> tuple[list[Inputs], list[float], list[int]]:
+    """The policy's inputs and the frame heading (radians) of each own pod, and both sides' runners
+    after this turn, given last turn's (`runners`, None at the start)."""
     pods = [*observation["pods"], *observation["opponents"]]
     checkpoints = observation["checkpoints"]
     count = int(observation["checkpoint_count"])
@@ -146,10 +153,9 @@ def _pod_commands(observation: dict[str, Any]) -> list[dict[str, Any]]:
         else:
             heading.append(max(float(pod["angle"]), 0.0) * (math.pi / 180.0))
     dist = [(cx[i] - x[i]) ** 2 + (cy[i] - y[i]) ** 2 for i in range(4)]
-    runners = _update_runners(int(observation.get("player", 0)), passed, dist, first)
+    runners = runners_after(runners, passed, dist, first)
     is_runner = [1.0 if runners[i // 2] == i % 2 else 0.0 for i in range(4)]
-    max_thrust = float(observation["max_thrust"])
-    commands = []
+    inputs: list[Inputs] = []
     for p in (0, 1):
         pod = pods[p]
         cos, sin = math.cos(heading[p]), math.sin(heading[p])
@@ -200,18 +206,34 @@ def _pod_commands(observation: dict[str, Any]) -> list[dict[str, Any]]:
                     is_runner[o],
                 ]
             )
-        logits = _policy(own, entities)
-        rotation, share, kind = ACTIONS[logits.index(max(logits))]
-        direction = heading[p] + rotation * (math.pi / 180.0)
+        inputs.append((own, entities))
+    return inputs, heading[:2], runners
+
+
+def most_likely(inputs: Inputs) -> tuple[float, float, int]:
+    """The policy's most likely action of ACTIONS (the first on a tie, as torch's argmax)."""
+    logits = _policy(*inputs)
+    return ACTIONS[logits.index(max(logits))]
+
+
+def _pod_commands(observation: dict[str, Any]) -> list[dict[str, Any]]:
+    key = int(observation.get("player", 0))
+    inputs, headings, runners = policy_inputs(observation, _RUNNERS.get(key))
+    _RUNNERS[key] = runners
+    max_thrust = float(observation["max_thrust"])
+    commands = []
+    for pod, pod_inputs, heading in zip(observation["pods"], inputs, headings, strict=True):
+        rotation, share, kind = most_likely(pod_inputs)
+        direction = heading + rotation * (math.pi / 180.0)
         thrust: int | str = math.floor(share * max_thrust + 0.5)
-        if kind == SHIELD:
+        if kind == KIND_SHIELD:
             thrust = "SHIELD"
-        elif kind == BOOST:
+        elif kind == KIND_BOOST:
             thrust = "BOOST"
         commands.append(
             {
-                "x": math.floor(x[p] + math.cos(direction) * AIM_DISTANCE + 0.5),
-                "y": math.floor(y[p] + math.sin(direction) * AIM_DISTANCE + 0.5),
+                "x": math.floor(float(pod["x"]) + math.cos(direction) * AIM_DISTANCE + 0.5),
+                "y": math.floor(float(pod["y"]) + math.sin(direction) * AIM_DISTANCE + 0.5),
                 "thrust": thrust,
             }
         )
@@ -224,10 +246,15 @@ def decide(observation: dict[str, Any]) -> dict[str, Any]:
 
 
 # >>> codingame: only in the CodinGame export (a decide bot may not read input())
+CODINGAME_TIMEOUT_TURNS = 100
+"""A player loses after this many turns without any of its pods passing a checkpoint."""
+
+
 class CodinGameTracker:
     """Rebuilds the JSON observation from CodinGame's lines: counts each pod's passes from its
-    next-checkpoint changes, and its own pods' boost and shield cooldown from the orders it gave
-    (opponents' boost and shield are not shown on CodinGame and are not policy inputs)."""
+    next-checkpoint changes, each player's turns left before its timeout from those passes, and its
+    own pods' boost and shield cooldown from the orders it gave (opponents' boost and shield are
+    not shown on CodinGame and are not policy inputs)."""
 
     def __init__(self, laps: int, checkpoints: list[list[int]], max_thrust: int = 100) -> None:
         self.laps = laps
@@ -238,14 +265,19 @@ class CodinGameTracker:
         self.passed = [1, 1, 1, 1]
         self.boost = [True, True]
         self.cooldown = [0, 0]
+        self.timeouts = [CODINGAME_TIMEOUT_TURNS, CODINGAME_TIMEOUT_TURNS]
+        """Own, then the opponent's: reset by a pass, then one less every turn (as the referee)."""
 
     def observe(self, lines: list[str]) -> dict[str, Any]:
         """The observation of this turn from its 4 pod lines (own pods first)."""
         pods = []
         count = len(self.checkpoints)
+        passing = [False, False]
         for index, line in enumerate(lines):
             x, y, vx, vy, angle, nxt = (int(value) for value in line.split())
-            self.passed[index] += (nxt - self.next_checkpoint[index]) % count
+            passes = (nxt - self.next_checkpoint[index]) % count
+            self.passed[index] += passes
+            passing[index // 2] = passing[index // 2] or passes > 0
             self.next_checkpoint[index] = nxt
             own = index < 2
             pods.append(
@@ -261,6 +293,10 @@ class CodinGameTracker:
                     "shield_cooldown": self.cooldown[index] if own else 0,
                 }
             )
+        if self.turn > 0:
+            for side in (0, 1):
+                left = CODINGAME_TIMEOUT_TURNS if passing[side] else self.timeouts[side]
+                self.timeouts[side] = left - 1
         return {
             "turn": self.turn,
             "player": 0,
@@ -268,6 +304,8 @@ class CodinGameTracker:
             "checkpoint_count": count,
             "checkpoints": self.checkpoints,
             "max_thrust": self.max_thrust,
+            "timeout_left": self.timeouts[0],
+            "opponent_timeout_left": self.timeouts[1],
             "pods": pods[:2],
             "opponents": pods[2:],
         }

@@ -8,9 +8,10 @@ iteration boundary reads the config changes asked meanwhile (one primary-key rea
 what it has not applied yet. After each iteration it writes the metrics row and the run's counters
 (only while it holds the chunk's lease), publishes `training.progress` and logs a progress line.
 It stops early when a stop is asked. Then it saves a checkpoint file, exports the policy as a
-stdlib-only hosted bot, and `record` writes the checkpoint row, the run's state and the changes it
-applied in the transaction that commits the job's checkpoint. A run on a device this worker lacks
-fails at once.
+stdlib-only hosted bot, races it once against the built-in runner (the showcase race), every few
+chunks evaluates it against the built-ins (`reference_eval`; `Args.evaluation`), and `record`
+writes the checkpoint row, its evaluation, the run's state and the changes it applied in the
+transaction that commits the job's checkpoint. A run on a device this worker lacks fails at once.
 
 torch is imported in the pool process (services/trainer/worker.py), never in the worker's parent.
 """
@@ -19,16 +20,19 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
-from services.trainer import announce, checkpoints, store
+from services.trainer import announce, checkpoints, reference_eval, store
 from services.trainer.metrics import record_iteration
-from services.trainer.store import ChunkOutput, IterationRow, NewCheckpoint, RunConfig
+from services.trainer.reference_eval import EvaluationArgs
+from services.trainer.store import ChunkOutput, EvaluationRow, IterationRow, NewCheckpoint, RunConfig
 from shared.config import Settings, get_settings
 from shared.jobs import ChunkResult, ChunkWork, JobHandler, PermanentJobError, worker_name
 from shared.jsonsafe import storable
@@ -44,6 +48,10 @@ log = logging.getLogger("services.trainer")
 EXPORT_CONTRACT = HostedContract.DECIDE
 """How exported bots talk to the runner: a module with decide(observation) (the exporter's
 "hosted" flavour)."""
+EVALUATION_DEADLINE_SHARE = 0.8
+"""An evaluation stops (keeping the races played) once this share of the chunk's soft time limit
+(ARENA_JOB_CHUNK_SOFT_TIME_LIMIT_S) has passed since the chunk began: the commit still follows,
+and a chunk killed at its limit would be retried, evaluation and all."""
 
 
 @functools.cache
@@ -137,6 +145,7 @@ class TrainingHandler(JobHandler):
         self.warm = WarmCache()
 
     def run_chunk(self, work: ChunkWork) -> ChunkResult:
+        started = time.monotonic()
         settings = get_settings()
         run_id = uuid.UUID(str(work.config["run_id"]))
         run = store.load_run(run_id)
@@ -185,6 +194,15 @@ class TrainingHandler(JobHandler):
         checkpoint = dict(work.checkpoint)
         if out.rows and not work.lease_lost:
             out.checkpoint = self._save(trainer, root, run, out.rows[-1].metrics)
+            evaluation = trainer.args.evaluation
+            if not work.stop_requested and reference_eval.is_due(evaluation, work.chunk, trainer.finished):
+                out.evaluation = evaluate_checkpoint(
+                    run_id,
+                    out.checkpoint,
+                    evaluation,
+                    deadline=started + settings.job_chunk_soft_time_limit_s * EVALUATION_DEADLINE_SHARE,
+                    abandon=lambda: work.lease_lost or work.stop_requested,
+                )
             if not (trainer.finished or work.stop_requested):
                 self.warm.keep(run_id, out.checkpoint.id, trainer)
             checkpoint = {
@@ -290,6 +308,62 @@ def showcase_race(run_id: uuid.UUID, iteration: int, source: str | None) -> byte
     except Exception as exc:
         log.warning("training run %s: showcase race of iteration %d failed: %s", run_id, iteration, exc)
         return None
+
+
+def evaluate_checkpoint(
+    run_id: uuid.UUID,
+    checkpoint: NewCheckpoint,
+    args: EvaluationArgs,
+    *,
+    deadline: float,
+    abandon: Callable[[], bool],
+) -> list[EvaluationRow]:
+    """The checkpoint's exported bot against the built-ins (`reference_eval`), one row per
+    opponent; none when it has no bot or the evaluation fails (logged: the run goes on)."""
+    if checkpoint.bot_source is None:
+        return []
+    try:
+        results = reference_eval.evaluate_source(
+            checkpoint.bot_source, args, deadline=deadline, abandon=abandon
+        )
+    except Exception as exc:
+        log.warning(
+            "training run %s: evaluation of iteration %d failed: %s: %s",
+            run_id,
+            checkpoint.iteration,
+            type(exc).__name__,
+            exc,
+        )
+        return []
+    rows = []
+    for result in results:
+        low, high = result.interval
+        played_as = (
+            {"max_iterations": args.search_iterations} if result.opponent == reference_eval.SEARCH else {}
+        )
+        rows.append(
+            EvaluationRow(
+                opponent=result.opponent,
+                races=result.races,
+                wins=result.wins,
+                draws=result.draws,
+                losses=result.losses,
+                win_rate=result.win_rate,
+                win_rate_low=low,
+                win_rate_high=high,
+                seconds=result.seconds,
+                opponent_config=played_as,
+            )
+        )
+    summary = ", ".join(f"{r.opponent} {r.wins}/{r.draws}/{r.losses}" for r in rows) or "no race played"
+    log.info(
+        "training run %s: iteration %d evaluated in %.1f s (W/D/L): %s",
+        run_id,
+        checkpoint.iteration,
+        sum(r.seconds for r in rows),
+        summary,
+    )
+    return rows
 
 
 def clean_up(root: Path, run_id: uuid.UUID, *, partials: bool = False) -> None:

@@ -33,6 +33,7 @@ from services.trainer.imitation import LabelledStates, PolicyTeacher, Teacher, l
 from services.trainer.league import League, LeagueEntry
 from services.trainer.opponents import OpponentKind
 from services.trainer.policy import Agent, DeepSets, NetShape, action_count, entropy, sample_action
+from services.trainer.reference_eval import EvaluationArgs
 from services.trainer.rewards import RewardWeights
 
 log = logging.getLogger(__name__)
@@ -106,12 +107,26 @@ class Args:
     """Iterations between two snapshots of the learner joining the league (self-play and league)."""
     league_opponents: int = 4
     """League members drawn per iteration to play the league's share of races."""
+    evaluation: EvaluationArgs = field(default_factory=EvaluationArgs)
+    """The trainer service's evaluation of exported checkpoints against the built-ins (the
+    training loop itself ignores it)."""
 
 
 MUTABLE_FIELDS = ("learning_rate", "ent_coef", "rewards", "stage")
-RESUME_FIELDS = ("num_envs", "num_steps", "num_minibatches", "update_epochs")
+RESUME_FIELDS = (
+    "num_envs",
+    "num_steps",
+    "num_minibatches",
+    "update_epochs",
+    "imitation_lr",
+    "imitation_updates",
+    "imitation_minibatch",
+    "imitation_coef",
+    "imitation_decay_steps",
+)
 """What may also change when a run resumes from a checkpoint (its races restart anyway): a run
-trained on a CPU with a thousand races can go on on a GPU with tens of thousands."""
+trained on a CPU with a thousand races can go on on a GPU with tens of thousands, and one that
+goes on by imitating a new teacher (`Trainer.load(imitate=...)`) sets how."""
 
 
 class DeviceUnavailable(RuntimeError):
@@ -150,7 +165,12 @@ def args_to_dict(args: Args) -> dict[str, Any]:
 def args_from_dict(data: dict[str, Any]) -> Args:
     """Args from a (validated) dict; missing keys take their defaults."""
     values = dict(data)
-    nested = {"shape": NetShape, "rewards": RewardWeights, "curriculum": CurriculumArgs}
+    nested = {
+        "shape": NetShape,
+        "rewards": RewardWeights,
+        "curriculum": CurriculumArgs,
+        "evaluation": EvaluationArgs,
+    }
     for key, kind in nested.items():
         if key in values and isinstance(values[key], dict):
             values[key] = kind(**values[key])
@@ -620,10 +640,18 @@ class Trainer:
         partial.replace(path)
 
     @classmethod
-    def load(cls, path: Path, device: str | None = None, changes: dict[str, Any] | None = None) -> Trainer:
+    def load(
+        cls,
+        path: Path,
+        device: str | None = None,
+        changes: dict[str, Any] | None = None,
+        imitate: str | None = None,
+    ) -> Trainer:
         """A trainer from a checkpoint (races restart; everything else continues).
 
-        `changes` may name `MUTABLE_FIELDS` and `RESUME_FIELDS`."""
+        `changes` may name `MUTABLE_FIELDS` and `RESUME_FIELDS`. `imitate` names a new teacher
+        (as `Args.teacher`) and puts the run in the imitate stage (DAgger from the run's policy,
+        e.g. to distil a stronger checkpoint into it)."""
         state = load_checkpoint(path)
         data = dict(state["args"])
         if device is not None:
@@ -632,9 +660,11 @@ class Trainer:
         for name in RESUME_FIELDS:
             if name in changes:
                 data[name] = changes.pop(name)
+        if imitate is not None:
+            data["teacher"] = imitate
         args = args_from_dict(data)
         teacher: Teacher | None = None
-        if "teacher_actor" in state and args.teacher is not None:
+        if "teacher_actor" in state and args.teacher is not None and imitate is None:
             teacher = PolicyTeacher(
                 args.teacher, state["teacher_actor"], args.shape, args.action_set, resolve_device(args.device)
             )
@@ -659,6 +689,8 @@ class Trainer:
             trainer.generator.manual_seed(trainer.args.seed + 7 + trainer.iteration)
         if changes:
             trainer.apply_changes(changes)
+        if imitate is not None and trainer.stage != Stage.IMITATE:
+            trainer._switch(Stage.IMITATE, f"imitating {imitate}")
         return trainer
 
 

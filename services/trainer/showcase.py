@@ -16,10 +16,12 @@ The policy drives player 0 (orange in the viewer), the built-in opponent player 
 from __future__ import annotations
 
 import json
+import sys
 import types
+from collections.abc import Sequence
 from typing import Any
 
-from shared.games.base import JSON, Decide
+from shared.games.base import JSON, Decide, Match
 from shared.games.registry import get_game
 from shared.games.replay import ReplayRecorder
 
@@ -35,14 +37,24 @@ class ShowcaseError(ValueError):
 
 
 def load_decide(bot_source: str) -> Decide:
-    """Run `bot_source` in a fresh module and return its `decide` function."""
+    """Run `bot_source` in a fresh module and return its `decide` function.
+
+    The module is in sys.modules while its code runs, as an imported module is (and as the
+    sandbox's runner loads a hosted bot): `dataclasses` looks its class's module up there."""
     module = types.ModuleType(MODULE_NAME)
     module.__file__ = f"<{MODULE_NAME}>"
+    previous = sys.modules.get(MODULE_NAME)
+    sys.modules[MODULE_NAME] = module
     try:
         code = compile(bot_source, module.__file__, "exec")
         exec(code, module.__dict__)  # our own exported code (module docstring)
     except Exception as exc:
         raise ShowcaseError(f"the bot source does not run: {type(exc).__name__}: {exc}") from exc
+    finally:
+        if previous is None:
+            del sys.modules[MODULE_NAME]
+        else:
+            sys.modules[MODULE_NAME] = previous
     decide = module.__dict__.get("decide")
     if not callable(decide):
         raise ShowcaseError("the bot source defines no decide(observation) function")
@@ -67,17 +79,24 @@ def play_showcase(bot_source: str, seed: int, opponent: str = "runner") -> dict[
     match = game.create_match(seed, config, len(seats))
     recorder = ReplayRecorder(game.name, seed, config, len(seats), match)
     while not match.finished and match.turn < MAX_TURNS:
-        actions: list[JSON | None] = []
-        for player, decide in enumerate(seats):
-            action = _ask(decide, match.observation(player))
-            if action is not None:
-                try:
-                    match.check_action(player, action)
-                except Exception:
-                    action = None
-            actions.append(action)
+        actions = checked_actions(match, seats)
         recorder.record_turn(actions, [], match.step(actions))
     return recorder.finish(match)
+
+
+def checked_actions(match: Match, seats: Sequence[Decide]) -> list[JSON | None]:
+    """Each seat's action for this turn, None (the game's default, a failed turn) where the bot
+    raised or answered something the game refuses."""
+    actions: list[JSON | None] = []
+    for player, decide in enumerate(seats):
+        action = _ask(decide, match.observation(player))
+        if action is not None:
+            try:
+                match.check_action(player, action)
+            except Exception:
+                action = None
+        actions.append(action)
+    return actions
 
 
 def _ask(decide: Decide, observation: dict[str, JSON]) -> JSON | None:

@@ -3,6 +3,7 @@ row, and the chunk's own writes in the transaction that commits its job checkpoi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import uuid
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from shared import quotas
 from shared.config import Settings
-from shared.db.models import Job, TrainingCheckpoint, TrainingMetric, TrainingRun, User
+from shared.db.models import Job, TrainingCheckpoint, TrainingEvaluation, TrainingMetric, TrainingRun, User
 from shared.db.session import get_engine, session_scope
 from shared.states import HostedContract, JobStatus, TrainingStage
 from shared.training import changes
@@ -116,6 +117,22 @@ class NewCheckpoint:
     """The gzipped showcase race (`showcase.play_showcase`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class EvaluationRow:
+    """One opponent's races in a checkpoint's evaluation (services.trainer.reference_eval)."""
+
+    opponent: str
+    races: int
+    wins: int
+    draws: int
+    losses: int
+    win_rate: float
+    win_rate_low: float
+    win_rate_high: float
+    seconds: float
+    opponent_config: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass(slots=True)
 class ChunkOutput:
     """What a chunk hands to `record`: where the trainer stands and what it did."""
@@ -134,12 +151,16 @@ class ChunkOutput:
     """The last `changes_version` the chunk read; None if it never read one."""
     applied: dict[str, Any] = field(default_factory=dict)
     """Every change the chunk applied (merged)."""
+    evaluation: list[EvaluationRow] = field(default_factory=list)
+    """The checkpoint's evaluation against the built-ins, one row per opponent (none: not
+    evaluated)."""
 
 
 def record_chunk(session: Session, out: ChunkOutput, keep_files: int) -> None:
     """The chunk's writes, in the transaction that commits its job checkpoint: metrics rows (again:
-    the live writes may have failed), the checkpoint row, the run's counters and config, retention,
-    and the pending changes it applied. Rows past the committed iteration (a dead worker's) go."""
+    the live writes may have failed), the checkpoint row and its evaluation, the run's counters and
+    config, retention, and the pending changes it applied. Rows past the committed iteration (a
+    dead worker's) go."""
     run = session.scalars(
         select(TrainingRun)
         .where(TrainingRun.id == out.run_id)
@@ -174,6 +195,16 @@ def record_chunk(session: Session, out: ChunkOutput, keep_files: int) -> None:
         session.flush()
         run.latest_checkpoint_id = new.id
         _mark_pruned(session, run.id, keep_files)
+        for row in out.evaluation:
+            session.add(
+                TrainingEvaluation(
+                    run_id=run.id,
+                    iteration=new.iteration,
+                    global_step=new.global_step,
+                    stage=new.stage,
+                    **dataclasses.asdict(row),
+                )
+            )
     run.iteration = out.iteration
     run.global_step = out.global_step
     run.stage = out.stage

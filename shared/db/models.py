@@ -419,6 +419,37 @@ class TrainingCheckpoint(TimestampMixin, Base):
     (the run's page plays the latest); None when it could not be played."""
 
 
+class TrainingEvaluation(Base):
+    """One opponent's races in the evaluation of a checkpoint's exported bot in the reference
+    engine (services/trainer/reference_eval.py): the run page's evaluation table."""
+
+    __tablename__ = "training_evaluations"
+
+    run_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("training_runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    iteration: Mapped[int] = mapped_column(Integer, primary_key=True)
+    """The evaluated checkpoint's iteration."""
+    opponent: Mapped[str] = mapped_column(String(32), primary_key=True)
+    """A built-in bot spec: builtin:runner, builtin:blocker or builtin:search."""
+    global_step: Mapped[int] = mapped_column(BigInteger)
+    stage: Mapped[TrainingStage] = mapped_column(state_column(TrainingStage))
+    races: Mapped[int] = mapped_column(Integer)
+    wins: Mapped[int] = mapped_column(Integer)
+    draws: Mapped[int] = mapped_column(Integer)
+    losses: Mapped[int] = mapped_column(Integer)
+    win_rate: Mapped[float] = mapped_column(Float)
+    """wins / races (a draw is not a win)."""
+    win_rate_low: Mapped[float] = mapped_column(Float)
+    win_rate_high: Mapped[float] = mapped_column(Float)
+    """Wilson's 95% interval of the win rate."""
+    seconds: Mapped[float] = mapped_column(Float)
+    """Wall time of these races on the trainer worker."""
+    opponent_config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """How the opponent played, where it has settings (builtin:search: `max_iterations`)."""
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
 class EvolutionRun(TimestampMixin, Base):
     """An evolution run of the evolver service: its config, live counters and spend; its status,
     lease and chunk are those of its job row (1:1). See docs/evolver.md."""

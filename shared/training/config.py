@@ -98,6 +98,38 @@ class CurriculumConfig(_Config):
     )
 
 
+EVALUATION_OPPONENTS = ("builtin:runner", "builtin:blocker", "builtin:search")
+"""Who an evaluation races, in the order it plays and shows them (services.trainer.reference_eval;
+a test keeps them equal)."""
+
+
+class EvaluationConfig(_Config):
+    """The trainer service's evaluation table: every few chunks, the checkpoint's exported bot races
+    the built-in runner, blocker and search bots in the reference engine (docs/trainer.md,
+    "Evaluation"). The bounds keep one evaluation within minutes: it runs inside a chunk."""
+
+    every_chunks: int = Field(
+        default=5,
+        ge=0,
+        le=10_000,
+        description="evaluate after every N-th chunk and after the last one; 0: never",
+    )
+    races: int = Field(
+        default=20,
+        ge=0,
+        le=200,
+        description="races against builtin:runner, and as many against builtin:blocker",
+    )
+    search_races: int = Field(default=6, ge=0, le=50, description="races against builtin:search")
+    search_iterations: int = Field(
+        default=60,
+        ge=1,
+        le=1000,
+        description="plans builtin:search scores per decision, instead of a clock budget (deterministic); "
+        "60 is about what 10 ms buy on one free CPU core",
+    )
+
+
 class TrainingConfig(_Config):
     """The trainer's Args. In a request every field is optional: what is left out takes its default."""
 
@@ -151,6 +183,10 @@ class TrainingConfig(_Config):
     league_protected: int = Field(default=5, ge=0, le=1000)
     league_snapshot_every: int = Field(default=10, ge=1, le=10**6)
     league_opponents: int = Field(default=4, ge=0, le=32)
+    evaluation: EvaluationConfig = Field(
+        default_factory=EvaluationConfig,
+        description="the evaluation of checkpoints against the built-ins (the run page's table)",
+    )
 
     @model_validator(mode="after")
     def _imitation_has_a_teacher(self) -> TrainingConfig:

@@ -20,13 +20,22 @@ from sqlalchemy.orm import Session, selectinload
 
 from shared import bots
 from shared.config import Settings
-from shared.db.models import Bot, BotVersion, Job, TrainingCheckpoint, TrainingMetric, TrainingRun, User
+from shared.db.models import (
+    Bot,
+    BotVersion,
+    Job,
+    TrainingCheckpoint,
+    TrainingEvaluation,
+    TrainingMetric,
+    TrainingRun,
+    User,
+)
 from shared.events import TrainingStatus, publish
 from shared.jobs import JobNotFound, JobRoute, JobStateError, create_job, enqueue_job, resume_job, stop_job
 from shared.queue import QUEUE_TRAINING
 from shared.states import BotOrigin, HostedContract, JobStatus, TrainingStage, UserRole
 from shared.training import changes
-from shared.training.config import TrainingConfig
+from shared.training.config import EVALUATION_OPPONENTS, TrainingConfig
 from shared.training.errors import (
     CheckpointNotFound,
     NoRaceYet,
@@ -183,6 +192,12 @@ def change_config(session: Session, actor: User, run_id: uuid.UUID, change: dict
     if run.job.status == JobStatus.FINISHED:
         session.rollback()
         raise RunStateError(f"training run {run.id} is finished: there is nothing left to change")
+    if change.get("stage") == TrainingStage.IMITATE and not (run.config or {}).get("teacher"):
+        session.rollback()
+        raise RunStateError(
+            f"training run {run.id} has no teacher: the imitate stage needs one (config.teacher, "
+            "given when a run is created)"
+        )
     run.pending_changes = changes.merge(run.pending_changes or {}, change)
     run.changes_version = run.changes_version + 1
     session.commit()
@@ -224,6 +239,35 @@ def checkpoints(
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
     rows = session.scalars(query.order_by(TrainingCheckpoint.iteration.desc()).limit(limit).offset(offset))
     return list(rows), total
+
+
+def evaluations(session: Session, run: TrainingRun, limit: int) -> list[list[TrainingEvaluation]]:
+    """The run's last `limit` evaluations, newest first: each a list of rows, one per opponent, in
+    the order the worker played them (runner, blocker, search)."""
+    iterations = list(
+        session.scalars(
+            select(TrainingEvaluation.iteration)
+            .where(TrainingEvaluation.run_id == run.id)
+            .group_by(TrainingEvaluation.iteration)
+            .order_by(TrainingEvaluation.iteration.desc())
+            .limit(limit)
+        )
+    )
+    if not iterations:
+        return []
+    rows = session.scalars(
+        select(TrainingEvaluation).where(
+            TrainingEvaluation.run_id == run.id, TrainingEvaluation.iteration.in_(iterations)
+        )
+    ).all()
+    by_iteration: dict[int, list[TrainingEvaluation]] = {iteration: [] for iteration in iterations}
+    for row in rows:
+        by_iteration[row.iteration].append(row)
+    order = {name: index for index, name in enumerate(EVALUATION_OPPONENTS)}
+    return [
+        sorted(by_iteration[i], key=lambda r: (order.get(r.opponent, len(order)), r.opponent))
+        for i in iterations
+    ]
 
 
 def latest_race(session: Session, run: TrainingRun) -> bytes:

@@ -62,8 +62,13 @@ def test_train_stop_resume_export_and_eval(
     assert iteration >= 2 and steps == 256 * iteration
     folder = tmp_path / "run"
     names = sorted(p.name for p in folder.iterdir())
-    assert names == [f"ckpt-{i:06d}.pt" for i in range(1, iteration + 1)] + ["latest.pt"], names
+    assert names == [f"ckpt-{i:06d}.pt" for i in range(1, iteration + 1)] + ["latest.pt", "metrics.jsonl"], (
+        names
+    )
     assert (folder / "latest.pt").read_bytes() == (folder / f"ckpt-{iteration:06d}.pt").read_bytes()
+    logged = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+    assert [row["iteration"] for row in logged] == list(range(1, iteration + 1))
+    assert all(row["iteration_seconds"] > 0 and row["device"] == "cpu" for row in logged)
 
     # Resumed (in this process: see the module docstring) for one more iteration, to its budget.
     monkeypatch.chdir(tmp_path)
@@ -77,6 +82,8 @@ def test_train_stop_resume_export_and_eval(
     assert [line.split()[1] for line in out.splitlines() if line.startswith("it ")] == [str(iteration + 1)]
     assert f"done: iteration {iteration + 1}, {steps + 256:,} steps" in out
     assert (folder / "latest.pt").read_bytes() == (folder / f"ckpt-{iteration + 1:06d}.pt").read_bytes()
+    logged = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+    assert [row["iteration"] for row in logged] == list(range(1, iteration + 2)), "the resumed chunk appends"
 
     assert main(["export", "run/latest.pt", "--out", "bots/bot.py"]) == 0
     assert main(["export", "run/latest.pt", "--out", "cg.py", "--codingame"]) == 0

@@ -1,10 +1,13 @@
 """A training run's page in Chromium, offline, on a real uvicorn gateway: the owner pastes the API
-key, the charts are drawn from the metrics history, a `training.progress` event published as the
-trainer publishes it extends them and moves the counters, and Stop calls the API (the queued run
-stops at once). The list page then shows the run.
+key, the charts are drawn from the metrics history, the evaluation table shows the latest
+evaluation against the built-ins and the earlier ones, a `training.progress` event published as the
+trainer publishes it extends the charts and moves the counters (and, in the imitate stage, shows
+the agreement with the teacher), and Stop calls the API (the queued run stops at once). The list
+page then shows the run.
 
-The run is created through the API; its iterations are written as the trainer worker writes them
-(`training_metrics` rows, then the run's counters), since no trainer runs here.
+The run is created through the API; its iterations and evaluations are written as the trainer
+worker writes them (`training_metrics` and `training_evaluations` rows, then the run's counters),
+since no trainer runs here.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from playwright.sync_api import Page, expect
 from sqlalchemy import select, update
 
 from services.gateway.web.pages.training import RUN_CHARTS
-from shared.db.models import Job, TrainingMetric, TrainingRun
+from services.trainer.evaluate import wilson_interval
+from shared.db.models import Job, TrainingEvaluation, TrainingMetric, TrainingRun
 from shared.db.session import session_scope
 from shared.events import TrainingProgress, get_publisher, publish
 from shared.states import JobStatus, TrainingStage
@@ -72,6 +76,40 @@ def write_history(run_id: uuid.UUID, iterations: int) -> None:
         )
 
 
+EVALUATIONS = {
+    3: [("builtin:runner", 9, 2, 9), ("builtin:blocker", 4, 0, 16)],
+    5: [("builtin:runner", 15, 1, 4), ("builtin:blocker", 11, 0, 9), ("builtin:search", 1, 0, 5)],
+}
+"""(opponent, wins, draws, losses) per evaluated iteration."""
+
+
+def write_evaluations(run_id: uuid.UUID) -> None:
+    """What the trainer worker stores with an evaluated checkpoint: one row per opponent."""
+    with session_scope() as session:
+        for iteration, results in EVALUATIONS.items():
+            for opponent, wins, draws, losses in results:
+                races = wins + draws + losses
+                low, high = wilson_interval(wins, races)
+                session.add(
+                    TrainingEvaluation(
+                        run_id=run_id,
+                        iteration=iteration,
+                        opponent=opponent,
+                        global_step=iteration * STEPS_PER_ITERATION,
+                        stage=TrainingStage.RUNNER,
+                        races=races,
+                        wins=wins,
+                        draws=draws,
+                        losses=losses,
+                        win_rate=wins / races,
+                        win_rate_low=low,
+                        win_rate_high=high,
+                        seconds=2.5,
+                        opponent_config={"max_iterations": 60} if opponent == "builtin:search" else {},
+                    )
+                )
+
+
 def chart_points(page: Page) -> dict[str, int]:
     sizes: list[list[Any]] = page.evaluate("() => window.arenaTraining.charts.map((c) => [c.id, c.size])")
     return {str(chart_id): int(size) for chart_id, size in sizes}
@@ -105,6 +143,7 @@ def test_the_run_page_draws_the_history_follows_live_events_and_stops_the_run(
     run = create_run(client, alice)
     run_id = uuid.UUID(run["id"])
     write_history(run_id, HISTORY)
+    write_evaluations(run_id)
 
     with launch_chromium() as browser, offline_page(browser, gateway_url) as offline:
         page = offline.open(f"/training/{run_id}")
@@ -125,6 +164,30 @@ def test_the_run_page_draws_the_history_follows_live_events_and_stops_the_run(
         drawn = page.evaluate("() => window.arenaTraining.charts.every((c) => c.draws > 0)")
         assert drawn, "a chart was never drawn"
 
+        expect(page.locator("[data-evaluation-at]")).to_have_text(
+            f"At iteration 5 ({5 * STEPS_PER_ITERATION:,} steps, stage runner):"
+        )
+        rows = page.locator("[data-evaluation] tr")
+        expect(rows).to_have_count(3)
+        expect(rows.nth(0).locator("td")).to_have_text(
+            ["runner", "20", "15/1/4", "75.0%", "53.1% \u2013 88.8%"]
+        )
+        expect(rows.nth(1).locator("td")).to_have_text(
+            ["blocker", "20", "11/0/9", "55.0%", "34.2% \u2013 74.2%"]
+        )
+        expect(rows.nth(2).locator("td")).to_have_text(
+            ["search (60 plans a turn)", "6", "1/0/5", "16.7%", "3.0% \u2013 56.4%"]
+        )
+        expect(page.locator("[data-evaluation-empty]")).to_have_text("")
+        earlier = page.locator("[data-evaluation-history] tr")
+        expect(earlier).to_have_count(1)
+        expect(earlier.locator("td")).to_have_text(
+            ["3", f"{3 * STEPS_PER_ITERATION:,}", "runner", "45.0% (9/2/9)", "20.0% (4/0/16)", "-"]
+        )
+        expect(page.locator("[data-evaluation-settings]")).to_contain_text("every 5 chunks")
+        # A run without a teacher cannot be moved to the imitate stage.
+        expect(page.locator("select[name=stage] option[value=imitate]")).to_be_disabled()
+
         live = TrainingProgress(
             run_id=run_id,
             status=JobStatus.RUNNING,
@@ -139,7 +202,21 @@ def test_the_run_page_draws_the_history_follows_live_events_and_stops_the_run(
         expect(page.locator("[data-global-step]")).to_have_text(f"{(HISTORY + 1) * STEPS_PER_ITERATION:,}")
         expect(page.locator("[data-win-rate-runner]")).to_have_text("90.0%")
         assert chart_points(page) == expected_points(HISTORY + 1)
+        expect(page.locator("[data-imitation-fact]")).to_be_hidden()
         save_screenshot(page, "training-run-live")
+
+        imitating = TrainingProgress(
+            run_id=run_id,
+            status=JobStatus.RUNNING,
+            iteration=HISTORY + 2,
+            global_step=(HISTORY + 2) * STEPS_PER_ITERATION,
+            stage=TrainingStage.IMITATE,
+            metrics={**metrics_of(HISTORY + 2), "stage": "imitate", "imitation_agreement": 0.625},
+        )
+        publish(imitating)
+        get_publisher().flush(5)
+        expect(page.locator("[data-imitation-agreement]")).to_have_text("62.5%")
+        expect(page.locator("[data-imitation-fact]")).to_be_visible()
 
         page.set_viewport_size({"width": 390, "height": 844})  # a phone: nothing wider than the screen
         expect(page.locator("[data-training-run]")).to_be_visible()

@@ -76,6 +76,9 @@ def test_a_run_page_has_every_chart_and_points_at_its_api_and_socket(
     assert f'data-race-url="/api/v1/training/runs/{run_id}/race"' in html
     for stage in TrainingStage:
         assert f'<option value="{stage.value}">' in html
+    assert "data-evaluation-at" in html, "the evaluation table's shell"
+    assert "data-evaluation-history" in html
+    assert "data-imitation-agreement" in html
     assert "/static/training.js?v=" in html and "/static/viewer/viewer.css?v=" in html
     assert "data-key-form hidden" in html
     # Nothing of the run itself: its name and config are its owner's.

@@ -109,18 +109,25 @@ def test_broken_hosted_bot_forfeits_and_is_torn_down(
 
 
 SHIPPED_BOT = Path(__file__).resolve().parents[2] / "examples" / "bots" / "podracing_ppo.py"
+SHIPPED_HYBRID = SHIPPED_BOT.with_name("podracing_hybrid.py")
 HALF_THRUST_SOURCE = HOSTED_SOURCE.replace('"thrust": 100', '"thrust": 50')
+HYBRID_BUDGET = ("\nTIME_BUDGET_MS = 40.0\n", "\nTIME_BUDGET_MS = 5.0\n")
+"""The hybrid's search time per turn, lowered from the shipped 40 ms to keep the races short."""
 
 
+@pytest.mark.parametrize("shipped", [SHIPPED_BOT, SHIPPED_HYBRID], ids=["ppo", "hybrid"])
 def test_the_shipped_trained_bot_passes_the_gate_and_wins_races_through_a_real_worker(
-    hosted_worker: ManagedProcess, user_id: uuid.UUID
+    hosted_worker: ManagedProcess, user_id: uuid.UUID, shipped: Path
 ) -> None:
     from shared.sandbox.gate import check_source
 
-    source = SHIPPED_BOT.read_text()
+    source = shipped.read_text()
     assert check_source(source, contract="decide") == []
-    twin = SHIPPED_BOT.with_name("podracing_ppo_codingame.py").read_text()
+    twin = shipped.with_name(f"{shipped.stem}_codingame.py").read_text()
     assert check_source(twin, contract="codingame") == []
+    if shipped == SHIPPED_HYBRID:
+        assert source.count(HYBRID_BUDGET[0]) == 1
+        source = source.replace(*HYBRID_BUDGET)
     trained = _hosted_bot(user_id, source)
     slow = _hosted_bot(user_id, HALF_THRUST_SOURCE)
     race = {"laps": 1, "max_turns": 200}

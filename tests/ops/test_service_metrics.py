@@ -44,8 +44,10 @@ TINY_TRAINING: dict[str, Any] = {
     "update_epochs": 1,
     "device": "cpu",
     "total_steps": 16 * 16,
+    "evaluation": {"every_chunks": 0},
 }
-"""One iteration of 256 environment steps, then the run's step budget is spent: the chunk ends."""
+"""One iteration of 256 environment steps, then the run's step budget is spent: the chunk ends (no
+evaluation against the built-ins after it)."""
 
 
 def value(name: str, labels: dict[str, str] | None = None) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import torch
@@ -137,3 +138,16 @@ def test_a_small_imitation_run_clearly_beats_the_untrained_policy() -> None:
     assert after.win_rate is not None
     assert after.win_rate >= 0.2, (before, after)
     assert (before.win_rate or 0.0) < 0.05, before
+
+
+def test_a_resumed_run_goes_back_to_imitating_a_new_teacher(tmp_path: Path) -> None:
+    trainer = Trainer(Args(num_envs=8, num_steps=4, stage=Stage.RUNNER))
+    trainer.iterate()
+    trainer.save(tmp_path / "run.pt")
+    resumed = Trainer.load(tmp_path / "run.pt", changes={"imitation_updates": 2}, imitate="builtin:runner")
+    assert resumed.stage == Stage.IMITATE
+    assert resumed.teacher is not None and resumed.teacher.name == "builtin:runner"
+    assert resumed.args.imitation_updates == 2
+    metrics = resumed.iterate()
+    assert metrics["stage"] == "imitate" and "imitation_agreement" in metrics
+    assert resumed.iteration == trainer.iteration + 1

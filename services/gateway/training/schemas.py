@@ -19,6 +19,9 @@ from shared.training.config import DEVICE_PATTERN, MAX_SECONDS, MAX_TOTAL_STEPS,
 __all__ = ["ConfigChange", "TrainingConfig"]
 
 METRICS_PAGE_MAX = 5000
+EVALUATIONS_SHOWN = 50
+"""Evaluations a run's detail lists (newest first): at the default of one every 5 chunks of 2
+minutes, the last 8 hours or so."""
 
 
 class Budget(BaseModel):
@@ -138,6 +141,34 @@ class CheckpointOut(BaseModel):
     metrics: dict[str, Any] = Field(description="the metrics of the checkpoint's last iteration")
 
 
+class EvaluationResult(BaseModel):
+    """One opponent's races in an evaluation."""
+
+    opponent: str = Field(examples=["builtin:runner"], description="a built-in bot")
+    races: int
+    wins: int
+    draws: int
+    losses: int
+    win_rate: float = Field(description="wins / races: a draw is not a win")
+    interval: tuple[float, float] = Field(description="Wilson's 95% interval of the win rate")
+    opponent_config: dict[str, Any] = Field(
+        description="how the opponent played, where it has settings (builtin:search: `max_iterations`, "
+        "the plans it scores per decision)"
+    )
+    seconds: float = Field(description="wall time of these races on the trainer worker")
+
+
+class EvaluationOut(BaseModel):
+    """A checkpoint's exported bot racing the built-ins in the reference engine, on the same
+    tracks at every evaluation, each track from both seats (`config.evaluation`)."""
+
+    iteration: int = Field(description="the evaluated checkpoint's iteration")
+    global_step: int
+    stage: TrainingStage = Field(description="the stage the checkpoint was in")
+    created_at: datetime
+    results: list[EvaluationResult] = Field(description="per opponent: runner, blocker, search")
+
+
 class RunOut(BaseModel):
     id: uuid.UUID
     name: str
@@ -170,6 +201,10 @@ class RunDetail(RunOut):
     latest_metrics: MetricPoint | None
     latest_checkpoint: CheckpointOut | None
     league: list[LeagueEntry] = Field(description="the league at the latest checkpoint, best first")
+    evaluations: list[EvaluationOut] = Field(
+        description=f"the last {EVALUATIONS_SHOWN} evaluations against the built-ins, newest first "
+        "(`config.evaluation` says how often and how many races)"
+    )
 
 
 class ExportOut(BaseModel):

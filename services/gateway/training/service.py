@@ -8,14 +8,17 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from services.gateway.training.schemas import (
+    EVALUATIONS_SHOWN,
     CheckpointOut,
+    EvaluationOut,
+    EvaluationResult,
     LeagueEntry,
     MetricPoint,
     RunDetail,
     RunOut,
 )
 from shared import training
-from shared.db.models import TrainingCheckpoint, TrainingMetric, TrainingRun
+from shared.db.models import TrainingCheckpoint, TrainingEvaluation, TrainingMetric, TrainingRun
 
 
 def _progress(run: TrainingRun, total_steps: int, budget_s: float | None) -> float:
@@ -86,6 +89,31 @@ def _league(checkpoint: TrainingCheckpoint | None) -> list[LeagueEntry]:
     return [LeagueEntry.model_validate(row) for row in rows if isinstance(row, dict)]
 
 
+def evaluation_view(rows: list[TrainingEvaluation]) -> EvaluationOut:
+    """One evaluation: the rows of one checkpoint, one per opponent."""
+    first = rows[0]
+    return EvaluationOut(
+        iteration=first.iteration,
+        global_step=first.global_step,
+        stage=first.stage,
+        created_at=first.created_at,
+        results=[
+            EvaluationResult(
+                opponent=row.opponent,
+                races=row.races,
+                wins=row.wins,
+                draws=row.draws,
+                losses=row.losses,
+                win_rate=row.win_rate,
+                interval=(row.win_rate_low, row.win_rate_high),
+                opponent_config=row.opponent_config or {},
+                seconds=row.seconds,
+            )
+            for row in rows
+        ],
+    )
+
+
 def run_detail(session: Session, run: TrainingRun) -> RunDetail:
     checkpoint = training.latest_checkpoint(session, run)
     latest = training.latest_metrics(session, run)
@@ -96,4 +124,5 @@ def run_detail(session: Session, run: TrainingRun) -> RunDetail:
         latest_metrics=metric_view(latest) if latest else None,
         latest_checkpoint=checkpoint_view(checkpoint) if checkpoint else None,
         league=_league(checkpoint),
+        evaluations=[evaluation_view(rows) for rows in training.evaluations(session, run, EVALUATIONS_SHOWN)],
     )

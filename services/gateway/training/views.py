@@ -109,7 +109,8 @@ def list_runs(
 )
 def get_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDetail:
     """Status, stage, iteration, steps, time, the latest metrics, pending config changes, the latest
-    checkpoint and the league table at that checkpoint."""
+    checkpoint, the league table at that checkpoint, and the evaluations of checkpoints against the
+    built-in runner, blocker and search bots (newest first)."""
     return service.run_detail(session, training.get_run(session, user, run_id))
 
 
@@ -207,7 +208,10 @@ def resume_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession, setting
         OWNED_RUN,
         JSON_BODY,
         {
-            409: error("The run is finished: nothing trains any more."),
+            409: error(
+                "The run is finished (nothing trains any more), or the change asks for the imitate "
+                "stage and the run has no teacher."
+            ),
             422: error(
                 "A field that cannot change while a run trains (only learning_rate, ent_coef, rewards "
                 "and stage can), or a value out of range."

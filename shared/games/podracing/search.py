@@ -13,6 +13,10 @@ checkpoint the opponent's leading pod heads for, and on slowing that pod down), 
 opponent's best progress; finishing or being beaten within the horizon dwarfs everything else.
 The pool is seeded with last turn's best plan shifted by one turn and with a heuristic plan, so
 the search only ever replaces them with plans it scores higher.
+
+A bot may be given a prior (`Prior`): a move proposer, such as a trained policy, that the search
+plays out over the horizon in its model and adds to the seeds, so the plan it plays never scores
+below the prior's own plan. Without a prior the search is exactly the one described above.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -465,6 +470,13 @@ def pods_from(observation: dict[str, Any]) -> Pods:
 
 # ============================================================================= search
 
+Move = tuple[float, int]
+"""One pod's move in a plan: a rotation in degrees within [-18, 18] and a command (0..max_thrust,
+BOOST or SHIELD)."""
+Prior = Callable[[Pods, Track, int, bool], tuple[Move, Move]]
+"""Proposes the moves of a player's two pods (engine order) in a simulated state: (pods, track,
+player, first turn) -> moves. It reads the state and never changes it."""
+
 
 @dataclass(slots=True)
 class Plan:
@@ -555,6 +567,29 @@ class _Turn:
             step(pods, self.track, headings, orders)
         return Plan(rotations, commands)
 
+    def prior_plan(self, prior: Prior) -> Plan:
+        """The prior's moves played out in the model against the opponent model (as `score` plays
+        a plan), so that the search can start from where the prior would go."""
+        pods = self.root.copy()
+        rotations: list[float] = []
+        commands: list[int] = []
+        headings = [0.0] * 4
+        orders = [0] * 4
+        max_thrust = self.track.max_thrust
+        for turn in range(HORIZON):
+            moves = prior(pods, self.track, self.player, self.first_turn and turn == 0)
+            for i, (rotation, command) in zip(self.own, moves, strict=True):
+                rotation = max(-MAX_ROTATION, min(MAX_ROTATION, float(rotation)))
+                if command not in (SHIELD, BOOST):
+                    command = max(0, min(max_thrust, int(command)))
+                rotations.append(rotation)
+                commands.append(command)
+                headings[i] = normalize_angle(pods.angle[i] + rotation)
+                orders[i] = command
+            self._opponent_moves(pods, turn, headings, orders)
+            step(pods, self.track, headings, orders)
+        return Plan(rotations, commands)
+
     def _opponent_moves(self, pods: Pods, turn: int, headings: list[float], orders: list[int]) -> None:
         for k, i in enumerate(self.opponents):
             if turn == 0:
@@ -626,13 +661,15 @@ class _Turn:
 
 
 class SearchBot:
-    """A `decide(observation) -> action` callable with its own time budget and random generator."""
+    """A `decide(observation) -> action` callable with its own time budget and random generator,
+    and optionally a prior whose plan seeds every turn's search."""
 
     def __init__(
         self,
         time_budget_ms: float = DEFAULT_TIME_BUDGET_MS,
         seed: int | None = None,
         max_iterations: int | None = None,
+        prior: Prior | None = None,
     ) -> None:
         if time_budget_ms <= 0:
             raise ValueError(f"time_budget_ms must be positive, not {time_budget_ms}")
@@ -643,8 +680,13 @@ class SearchBot:
         self.random = random.Random(seed)
         _INSTANCES[0] += 1
         self.instance = _INSTANCES[0]
+        self.prior = prior
         self.iterations = 0
         """Plans scored in the last call (for measurements)."""
+        self.plan: Plan | None = None
+        """The plan played in the last call, with its score (for measurements)."""
+        self.prior_plan: Plan | None = None
+        """The prior's plan in the last call as seeded, with its score (None without a prior)."""
 
     def __call__(self, observation: dict[str, Any]) -> dict[str, Any]:
         start = time.perf_counter()
@@ -662,7 +704,7 @@ class SearchBot:
         memory = _MEMORY[key]
         turn = _Turn(observation, memory)
         best = self._search(turn, memory, deadline)
-        memory.plan = best
+        memory.plan = self.plan = best
         return turn.action(best)
 
     def _search(self, turn: _Turn, memory: Memory, deadline: float) -> Plan:
@@ -670,6 +712,10 @@ class SearchBot:
         seeds = [racing, turn.heuristic_plan(blocking=True)]
         if memory.plan is not None:
             seeds.append(memory.plan.shifted(racing))
+        self.prior_plan = None
+        if self.prior is not None:
+            self.prior_plan = turn.prior_plan(self.prior)
+            seeds.append(self.prior_plan)
         pool: list[Plan] = []
         for plan in seeds:
             self._clamp_boosts(turn, plan)
@@ -747,11 +793,15 @@ class SearchBot:
 
 
 def make_search_bot(
-    time_budget_ms: float = DEFAULT_TIME_BUDGET_MS, seed: int | None = None, max_iterations: int | None = None
+    time_budget_ms: float = DEFAULT_TIME_BUDGET_MS,
+    seed: int | None = None,
+    max_iterations: int | None = None,
+    prior: Prior | None = None,
 ) -> SearchBot:
     """A search bot that spends about `time_budget_ms` per decision; with `max_iterations` it scores
-    exactly that many mutated plans instead, ignoring the clock (deterministic with a `seed`)."""
-    return SearchBot(time_budget_ms, seed, max_iterations)
+    exactly that many mutated plans instead, ignoring the clock (deterministic with a `seed`); with
+    a `prior`, the prior's plan seeds every turn's search."""
+    return SearchBot(time_budget_ms, seed, max_iterations, prior)
 
 
 def decide(observation: dict[str, Any]) -> dict[str, Any]:

@@ -32,8 +32,10 @@ TINY: dict[str, Any] = {
     "num_minibatches": 2,
     "update_epochs": 2,
     "device": "cpu",
+    "evaluation": {"every_chunks": 0},
 }
-"""256 environment steps per iteration: a fifth of a second on one core."""
+"""256 environment steps per iteration: a fifth of a second on one core; no evaluation against the
+built-ins (test_training.py turns a small one on where it tests it)."""
 STEPS_PER_ITERATION = TINY["num_envs"] * TINY["num_steps"]
 HEARTBEAT_S = 0.25
 STALE_AFTER_S = 2.0

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from services.trainer.store import ChunkOutput, record_chunk
+from services.trainer.evaluate import wilson_interval
+from services.trainer.store import ChunkOutput, EvaluationRow, NewCheckpoint, record_chunk
 from shared.db.session import session_scope
 from shared.states import TrainingStage
 from tests.gateway.conftest import Account
@@ -79,6 +80,7 @@ def test_a_new_run_is_queued_with_its_whole_config(
     assert run["config"]["num_envs"] == 16, "defaults filled in"
     assert run["config"]["rewards"]["win"] == 1.0, "defaults filled in"
     assert run["latest_metrics"] is None and run["latest_checkpoint"] is None and run["league"] == []
+    assert run["evaluations"] == []
     listed = client.get(API, headers=owner.headers).json()
     assert run["id"] in [item["id"] for item in listed["items"]]
     assert client.get(f"{API}/{run['id']}/metrics", headers=owner.headers).json()["items"] == []
@@ -186,3 +188,71 @@ def test_a_chunk_clears_only_the_changes_it_applied(
 
     assert commit(1, seen["pending_changes"]) == {"ent_coef": 0.05, "rewards": {"win": 6.0}}
     assert commit(2, {"ent_coef": 0.05, "rewards": {"win": 6.0}}) == {}
+
+
+def test_a_run_without_a_teacher_cannot_be_moved_to_the_imitate_stage(
+    client: TestClient, owner: Account, run: dict[str, Any]
+) -> None:
+    url = f"{API}/{run['id']}/config"
+    detail = refused(client.patch(url, json={"stage": "imitate"}, headers=owner.headers), 409)["detail"]
+    assert "has no teacher: the imitate stage needs one" in detail
+    unchanged = client.get(f"{API}/{run['id']}", headers=owner.headers).json()
+    assert (unchanged["pending_changes"], unchanged["changes_version"]) == ({}, 0)
+    teacher = create_run(client, owner, {"teacher": "builtin:blocker"})
+    moved = client.patch(f"{API}/{teacher['id']}/config", json={"stage": "imitate"}, headers=owner.headers)
+    assert moved.status_code == 200, moved.text
+    assert moved.json()["pending_changes"] == {"stage": "imitate"}
+    assert client.post(f"{API}/{teacher['id']}/stop", headers=owner.headers).status_code == 200
+
+
+def test_a_committed_evaluation_shows_in_the_runs_detail_newest_first(
+    client: TestClient, owner: Account, run: dict[str, Any]
+) -> None:
+    """What `record` stores (one row per opponent, with the checkpoint) is what the API returns."""
+    run_id = uuid.UUID(run["id"])
+    assert client.post(f"{API}/{run_id}/stop", headers=owner.headers).json()["status"] == "stopped"
+
+    def commit(iteration: int, rows: list[EvaluationRow]) -> None:
+        steps = iteration * 256
+        out = ChunkOutput(run_id, iteration, steps, TrainingStage.RUNNER, 1.0, run["config"])
+        out.checkpoint = NewCheckpoint(
+            uuid.uuid4(),
+            f"{run_id}/ckpt-{iteration}.pt",
+            iteration,
+            steps,
+            TrainingStage.RUNNER,
+            None,
+            None,
+            {},
+        )
+        out.evaluation = rows
+        with session_scope() as session:
+            record_chunk(session, out, keep_files=2)
+
+    def row(opponent: str, wins: int, draws: int, losses: int, **config: Any) -> EvaluationRow:
+        races = wins + draws + losses
+        low, high = wilson_interval(wins, races)
+        return EvaluationRow(opponent, races, wins, draws, losses, wins / races, low, high, 1.5, config)
+
+    commit(3, [row("builtin:runner", 1, 0, 3)])
+    commit(6, [row("builtin:search", 1, 1, 4, max_iterations=60), row("builtin:runner", 15, 1, 4)])
+    body = client.get(f"{API}/{run_id}", headers=owner.headers).json()
+    assert [(e["iteration"], e["global_step"], e["stage"]) for e in body["evaluations"]] == [
+        (6, 1536, "runner"),
+        (3, 768, "runner"),
+    ]
+    runner, search = body["evaluations"][0]["results"]  # in the order they are played
+    assert (runner["opponent"], runner["races"], runner["wins"], runner["draws"], runner["losses"]) == (
+        "builtin:runner",
+        20,
+        15,
+        1,
+        4,
+    )
+    assert runner["win_rate"] == 0.75
+    assert runner["interval"] == pytest.approx(list(wilson_interval(15, 20)))
+    assert (search["opponent"], search["races"], search["opponent_config"]) == (
+        "builtin:search",
+        6,
+        {"max_iterations": 60},
+    )

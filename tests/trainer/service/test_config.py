@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from services.trainer import ppo
 from services.trainer.curriculum import CurriculumArgs, Stage
 from services.trainer.policy import NetShape
+from services.trainer.reference_eval import EvaluationArgs
 from services.trainer.rewards import RewardWeights
 from shared.config import Settings
 from shared.states import TrainingStage
@@ -20,6 +21,7 @@ from shared.training import changes
 from shared.training.config import (
     MUTABLE_FIELDS,
     CurriculumConfig,
+    EvaluationConfig,
     NetShapeConfig,
     RewardWeightsConfig,
     TrainingConfig,
@@ -42,6 +44,7 @@ def test_the_config_models_mirror_args_field_for_field() -> None:
         (NetShape, NetShapeConfig),
         (RewardWeights, RewardWeightsConfig),
         (CurriculumArgs, CurriculumConfig),
+        (EvaluationArgs, EvaluationConfig),
     ]
     for dataclass, model in pairs:
         assert [f.name for f in dataclasses.fields(dataclass)] == list(model.model_fields), dataclass.__name__
@@ -69,6 +72,13 @@ def test_the_patterns_name_the_trainers_action_sets_and_teachers() -> None:
         TrainingConfig.model_validate({"teacher": "/etc/passwd"})
     config = TrainingConfig.model_validate({"stage": "imitate", "teacher": "builtin:blocker"})
     assert ppo.args_from_dict(config.resolved()).teacher == "builtin:blocker"
+
+
+def test_the_api_knows_the_evaluations_opponents_in_the_order_they_are_played() -> None:
+    from services.trainer.reference_eval import opponents
+    from shared.training.config import EVALUATION_OPPONENTS
+
+    assert tuple(name for name, _ in opponents(EvaluationArgs())) == EVALUATION_OPPONENTS
 
 
 def test_a_resolved_config_builds_the_same_args() -> None:

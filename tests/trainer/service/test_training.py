@@ -252,3 +252,33 @@ def test_a_spent_budget_finishes_the_run_and_its_checkpoints_export_as_bot_versi
     listed = client.get(f"{url}/checkpoints", headers=owner.headers).json()["items"]
     assert [item["exported_at"] is not None for item in listed][-1], "the exported checkpoint says so"
     assert job_of(run_id).attempts == 0 and job_of(run_id).error is None
+
+
+def test_checkpoints_are_evaluated_against_the_built_ins_and_the_api_shows_the_table(
+    client: TestClient, owner: Account, trainer: ManagedProcess
+) -> None:
+    small = {"every_chunks": 1, "races": 2, "search_races": 2, "search_iterations": 2}
+    run_id = create_run(client, owner, {"evaluation": small}, budget={"steps": 2 * STEPS_PER_ITERATION})["id"]
+    wait_status(run_id, JobStatus.FINISHED, trainer, timeout=90)
+    done = detail(client, owner, run_id)
+    assert done["config"]["evaluation"] == small
+
+    evaluations = done["evaluations"]
+    evaluated = [c.iteration for c in checkpoint_rows(run_id)][::-1]
+    assert [e["iteration"] for e in evaluations] == evaluated, (
+        "every checkpoint (every_chunks 1), newest first"
+    )
+    latest = evaluations[0]
+    assert (latest["iteration"], latest["global_step"]) == (2, 2 * STEPS_PER_ITERATION)
+    assert latest["stage"] == done["stage"]
+    results = latest["results"]
+    assert [r["opponent"] for r in results] == ["builtin:runner", "builtin:blocker", "builtin:search"]
+    for result in results:
+        assert result["races"] == 2 == result["wins"] + result["draws"] + result["losses"], result
+        assert result["win_rate"] == result["wins"] / 2
+        low, high = result["interval"]
+        assert 0 <= low <= result["win_rate"] <= high <= 1
+    assert [r["opponent_config"] for r in results] == [{}, {}, {"max_iterations": 2}]
+    log = trainer.log()
+    assert f"training run {run_id}: iteration 2 evaluated in" in log
+    assert "builtin:search" in log

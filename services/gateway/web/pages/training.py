@@ -67,6 +67,15 @@ RUN_CHARTS: tuple[ChartSpec, ...] = (
         y_min=0.0,
         note="the solo stage's exit measure",
     ),
+    ChartSpec(
+        "imitation",
+        "Imitation agreement",
+        (Series("imitation_agreement", "same action as the teacher", GREEN),),
+        y_min=0.0,
+        y_max=1.0,
+        note="imitate stage: share of the visited pod-states where the policy's likeliest action is the "
+        "teacher's",
+    ),
 )
 """The run page's charts, in page order (drawn by static/training_charts.js)."""
 

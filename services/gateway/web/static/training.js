@@ -3,8 +3,9 @@
 // - charts of the run's metrics over global steps (training_charts.js), filled from
 //   GET /api/v1/training/runs/{id}/metrics and extended by the `training.progress` events of
 //   WebSocket /ws/training/{id} (docs/live.md; the key is the socket's first message);
-// - the facts (status, stage, iteration, steps, elapsed...), the league table and the changes
-//   waiting for the next iteration, from GET /api/v1/training/runs/{id};
+// - the facts (status, stage, iteration, steps, elapsed, the imitation agreement while the run
+//   imitates...), the evaluation table, the league table and the changes waiting for the next
+//   iteration, from GET /api/v1/training/runs/{id};
 // - the controls: stop, resume, config changes, export;
 // - the showcase race in the replay viewer (training_race.js).
 // The socket is opened first and its `training.subscribed` message awaited before the history is
@@ -50,6 +51,40 @@ function socketUrl(path) {
 
 function label(key) {
   return key.replace(/_/g, " ");
+}
+
+function tableRow(values) {
+  const row = document.createElement("tr");
+  for (const value of values) {
+    const td = document.createElement("td");
+    td.textContent = value;
+    row.append(td);
+  }
+  return row;
+}
+
+function opponentName(result) {
+  const name = String(result.opponent).replace(/^builtin:/, "");
+  const plans = result.opponent_config?.max_iterations;
+  return typeof plans === "number" ? `${name} (${formatNumber(plans)} plans a turn)` : name;
+}
+
+function record(result) {
+  return `${result.wins}/${result.draws}/${result.losses}`;
+}
+
+function interval(result) {
+  const [low, high] = Array.isArray(result.interval) ? result.interval : [];
+  return typeof low === "number" && typeof high === "number" ? `${formatRate(low)} \u2013 ${formatRate(high)}` : "-";
+}
+
+/** What the run's `config.evaluation` asks for, in words. */
+function evaluationSettings(settings) {
+  if (!settings || typeof settings !== "object") return "";
+  if (!settings.every_chunks) return "This run is not evaluated (config.evaluation.every_chunks is 0).";
+  const every = settings.every_chunks === 1 ? "every chunk" : `every ${settings.every_chunks} chunks`;
+  return `This run: ${every} and after the last, ${settings.races} races each against runner and blocker, ` +
+    `${settings.search_races} against search.`;
 }
 
 class RunPage {
@@ -223,6 +258,14 @@ class RunPage {
     if (point.stage || metrics.stage) text(this.root.querySelector("[data-stage]"), point.stage || metrics.stage);
     if ("win_rate_runner" in metrics) text(this.root.querySelector("[data-win-rate-runner]"), formatRate(metrics.win_rate_runner));
     if ("sps" in metrics) text(this.root.querySelector("[data-sps]"), formatNumber(metrics.sps));
+    const stage = point.stage || metrics.stage;
+    if (stage) {
+      // DAgger's agreement with the teacher: a fact while the run imitates, gone once PPO takes over.
+      const imitating = stage === "imitate" && typeof metrics.imitation_agreement === "number";
+      const fact = this.root.querySelector("[data-imitation-fact]");
+      if (fact) fact.hidden = !imitating;
+      if (imitating) text(this.root.querySelector("[data-imitation-agreement]"), formatRate(metrics.imitation_agreement));
+    }
   }
 
   // --- run detail ------------------------------------------------------------------------------
@@ -281,6 +324,7 @@ class RunPage {
     text(this.root.querySelector("[data-checkpoint]"), detail.checkpoint_iteration === null ? "none yet" : `iteration ${formatNumber(detail.checkpoint_iteration)}`);
     this.showBot(detail.bot_id);
     this.showLeague(detail.league || []);
+    this.showEvaluations(detail.evaluations || [], detail.config?.evaluation);
     this.showPending(detail.pending_changes);
     this.fillConfig(detail.config || {});
     if (checkpointBefore !== undefined && checkpointBefore !== detail.checkpoint_iteration) this.race?.refresh(true);
@@ -354,6 +398,59 @@ class RunPage {
       }),
     );
     text(this.root.querySelector("[data-league-empty]"), league.length ? "" : "No league yet: it comes with the first checkpoint.");
+  }
+
+  /** The newest evaluation as a table (one row per opponent), the earlier ones as a history. */
+  showEvaluations(evaluations, settings) {
+    text(this.root.querySelector("[data-evaluation-settings]"), evaluationSettings(settings));
+    const [latest, ...earlier] = evaluations;
+    const body = this.root.querySelector("[data-evaluation]");
+    if (body) {
+      const results = latest?.results || [];
+      body.replaceChildren(
+        ...results.map((result) => {
+          const row = tableRow([
+            opponentName(result),
+            formatNumber(result.races),
+            record(result),
+            formatRate(result.win_rate),
+            interval(result),
+          ]);
+          row.dataset.evaluationOpponent = result.opponent;
+          return row;
+        }),
+      );
+    }
+    const at = this.root.querySelector("[data-evaluation-at]");
+    if (at) {
+      at.hidden = !latest;
+      if (latest) at.textContent = `At iteration ${formatNumber(latest.iteration)} (${formatNumber(latest.global_step)} steps, stage ${latest.stage}):`;
+    }
+    text(this.root.querySelector("[data-evaluation-empty]"), latest ? "" : "No evaluation yet: one comes every few checkpoints.");
+    const history = this.root.querySelector("[data-evaluation-history]");
+    if (history) {
+      history.replaceChildren(
+        ...earlier.map((evaluation) => {
+          const byOpponent = new Map((evaluation.results || []).map((r) => [r.opponent, r]));
+          const cell = (name) => {
+            const result = byOpponent.get(name);
+            return result ? `${formatRate(result.win_rate)} (${record(result)})` : "-";
+          };
+          const row = tableRow([
+            formatNumber(evaluation.iteration),
+            formatNumber(evaluation.global_step),
+            String(evaluation.stage),
+            cell("builtin:runner"),
+            cell("builtin:blocker"),
+            cell("builtin:search"),
+          ]);
+          row.dataset.evaluationIteration = String(evaluation.iteration);
+          return row;
+        }),
+      );
+    }
+    const box = this.root.querySelector("[data-evaluation-history-box]");
+    if (box) box.hidden = earlier.length === 0;
   }
 
   showPending(pending) {
@@ -478,6 +575,12 @@ class RunPage {
     }
     const stage = form.elements.namedItem("stage");
     if (stage && this.detail?.stage) stage.value = this.detail.stage;
+    // The imitate stage copies the run's teacher: a run created without one cannot go there.
+    const imitate = stage?.querySelector?.('option[value="imitate"]');
+    if (imitate) {
+      imitate.disabled = !config.teacher && this.detail?.stage !== "imitate";
+      imitate.title = imitate.disabled ? "this run has no teacher to imitate" : "";
+    }
     const box = form.querySelector("[data-rewards]");
     const rewards = config.rewards && typeof config.rewards === "object" ? config.rewards : {};
     if (!box) return;
