@@ -10,6 +10,10 @@ hosted bots (the trained PPO bot among them), starts a short CPU training run wh
 charts and a short offline evolution run (the built-in mutation operator, no LLM key), lets the
 ladder play and prints the leaderboard. Development mode is on, because the demo's bots listen
 on loopback. Every process it starts is stopped when it exits, whatever the reason.
+
+If PostgreSQL or Redis go away while it runs (a restart of the configured servers), the demo says so
+once, waits up to --outage-wait seconds for the platform to answer again and goes on; if it never
+does, it stops and exits 1 saying why (scripts/demo_api.py).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any
 
 import httpx
 
-from scripts.demo_api import Api, ApiError
+from scripts.demo_api import DEFAULT_OUTAGE_WAIT_S, Api, ApiError, Outage
 from scripts.demo_fleet import HostedBot, HttpBot, hosted_bots, http_bots
 from scripts.demo_infra import (
     cancel_leftover_matches,
@@ -92,6 +96,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--exit-after-ladder", action="store_true", help="stop everything after printing the leaderboard"
     )
     parser.add_argument("--timeout", type=float, default=900, help="give up on the ladder after this many s")
+    parser.add_argument(
+        "--outage-wait",
+        type=float,
+        default=DEFAULT_OUTAGE_WAIT_S,
+        help="while the platform does not answer (its database or Redis restarting), wait this many s "
+        f"for it before giving up (default {DEFAULT_OUTAGE_WAIT_S:.0f})",
+    )
     parser.add_argument(
         "--no-training", action="store_true", help="no trainer worker and no training run (saves the CPU)"
     )
@@ -260,7 +271,7 @@ class Demo:
     # -- accounts and bots --------------------------------------------------------------------
 
     def accounts(self) -> None:
-        self.admin = Api(self.base_url, self.admin_key)
+        self.admin = Api(self.base_url, self.admin_key, Outage(self.args.outage_wait, say))
         self.admin.get("/me")
         key_file = self.data_dir / "demo-user.key"
         answer = self.admin.post("/users", {"name": DEMO_USER}, ok=(201, 409))

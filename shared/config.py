@@ -96,6 +96,11 @@ class Settings(BaseSettings):
     live_frames_enabled: bool = True
     """Off: the match runner publishes no `match.frames` (live viewers then see only start and end)."""
     data_dir: Path = Path(".arena-data")
+    broker_connection_max_retries: int | None = Field(default=None, ge=1)
+    """How many times a worker that lost Redis tries to connect again before it gives up and exits;
+    None (the default): it never gives up, however long the outage (kombu waits 2 s, 4 s, 6 s... up
+    to 30 s between tries, and the worker logs the outage once a minute). A number only for tests
+    and for deployments whose supervisor would rather restart the worker."""
 
     # Security
     secret_key: SecretStr = SecretStr(DEFAULT_SECRET_KEY)
@@ -149,7 +154,24 @@ class Settings(BaseSettings):
     lost_match_after_s: float = Field(default=600.0, gt=0)
     """A match still queued this long after its play message was sent is sent again: the message may
     be lost (a broker restarted without persistence, a send that failed). Keep it above the longest
-    wait a match normally has in the queue; a message that was not lost only costs a no-op duplicate."""
+    wait a match normally has in the queue; a message that was not lost only costs a no-op duplicate.
+    The lost-message check (`lost_message_check_s`) finds most lost messages far sooner; this is the
+    fallback for what it cannot see (a message held by a worker that died, a broker it cannot read)."""
+    lost_message_check_s: float = Field(default=3.0, ge=0)
+    """How often the beat looks for queued matches whose play message is neither waiting in the
+    broker nor held by a worker, and sends those again (services/match_runner/lost.py); 0: never."""
+    lost_message_grace_s: float = Field(default=5.0, gt=0)
+    """A queued match is looked for in the broker only once its message was sent this long ago:
+    longer than a send takes after its commit."""
+    lost_message_reserved_s: float = Field(default=60.0, gt=0)
+    """A play message a worker took (or whose countdown ended) this long ago while its match is
+    still queued counts as lost too: a worker starts what it takes at once, so it let go of this
+    one (a worker drops what it holds when it loses Redis; one that died holds nothing). The rare
+    exception, a retry whose countdown ended while every process of its worker was busy, is then
+    played by another worker, and its own copy finds the match claimed: a no-op."""
+    lost_message_scan_limit: int = Field(default=20_000, ge=1)
+    """The check reads the whole matches queue; past this many messages there it skips the round
+    (the reaper's `lost_match_after_s` still resends) rather than read megabytes every few seconds."""
     challenge_rate_limit: int = Field(default=20, ge=1)
     """Challenges (POST /matches) one user may request per window, across every gateway process."""
     challenge_rate_window_s: int = Field(default=600, ge=1)
@@ -265,6 +287,11 @@ class Settings(BaseSettings):
     replay_s3_secret_key: SecretStr | None = None
     """Both or neither; unset: boto3's own credential chain (AWS_* variables, instance roles)."""
     replay_s3_region: str = "us-east-1"
+    replay_sweep_interval_s: float = Field(default=6 * 3600.0, ge=0)
+    """How often the beat removes orphan replay objects (written by an attempt whose finishing commit
+    then failed, and no longer referenced by any match: shared/replay_store/sweep.py); 0: never."""
+    replay_sweep_min_age_s: float = Field(default=3600.0, gt=0)
+    """Objects younger than this are never removed by the sweep, whatever the database says."""
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:

@@ -91,13 +91,48 @@ class OutageLogFilter(logging.Filter):
         return True
 
 
+class RepeatLogFilter(logging.Filter):
+    """A logging filter for records that say the same thing on every try of a loop that has no
+    exception to show (a worker reconnecting to its broker logs each attempt): `kind_of` names the
+    kind of such a record (None for any other record, which passes unchanged); one line per kind
+    per interval, its lines joined, the repeats counted."""
+
+    def __init__(
+        self,
+        kind_of: Callable[[logging.LogRecord], Hashable | None],
+        interval_s: float = DEFAULT_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        super().__init__()
+        self.kind_of = kind_of
+        self.throttle = LogThrottle(interval_s, clock)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        kind = self.kind_of(record)
+        if kind is None:
+            return True
+        held = self.throttle.admit(kind)
+        if held is None:
+            return False
+        one_line = " ".join(part.strip() for part in record.getMessage().splitlines() if part.strip())
+        record.msg = one_line + self.throttle.repeats(held)
+        record.args = None
+        return True
+
+
 def install_outage_filter(
-    logger: logging.Logger | None = None, interval_s: float = DEFAULT_INTERVAL_S
+    logger: logging.Logger | None = None,
+    interval_s: float = DEFAULT_INTERVAL_S,
+    repeats: Callable[[logging.LogRecord], Hashable | None] | None = None,
 ) -> None:
-    """Put one `OutageLogFilter` on every handler of `logger` (the root logger by default), so it
-    sees the records of every logger that propagates there; once per handler."""
+    """Put one `OutageLogFilter` (and, given `repeats`, one `RepeatLogFilter` of those kinds) on
+    every handler of `logger` (the root logger by default), so they see the records of every logger
+    that propagates there; once per handler."""
     target = logger or logging.getLogger()
-    shared_filter = OutageLogFilter(interval_s)
+    shared_filters: list[logging.Filter] = [OutageLogFilter(interval_s)]
+    if repeats is not None:
+        shared_filters.append(RepeatLogFilter(repeats, interval_s))
     for handler in target.handlers:
-        if not any(isinstance(f, OutageLogFilter) for f in handler.filters):
-            handler.addFilter(shared_filter)
+        for shared_filter in shared_filters:
+            if not any(isinstance(f, type(shared_filter)) for f in handler.filters):
+                handler.addFilter(shared_filter)

@@ -15,8 +15,10 @@ the visibility timeout, so Settings require that timeout to outlast every task's
 
 Outages: a task that fails because the database is unreachable is sent again with a capped backoff
 (`ArenaTask`) rather than acknowledged away, unless it opts out (`retry_on_outage=False`, the beat's
-periodic tasks, whose next tick does the same work). Worker and beat logs say an outage once per
-interval per kind, without tracebacks (shared/logging_throttle.py).
+periodic tasks, whose next tick does the same work). A worker that loses Redis connects again for as
+long as it takes (`Settings.broker_connection_max_retries`, None: no last try). Worker and beat
+logs say an outage once per interval per kind, without tracebacks, and a worker's reconnection
+attempts once per interval too (shared/logging_throttle.py).
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from celery import Celery, Task, signals
+from celery.worker.consumer import consumer as celery_consumer
 from kombu import Exchange, Queue
 
+from shared.broker_contents import TRANSPORT_OPTIONS
 from shared.config import Settings, get_settings
 from shared.logging_throttle import LogThrottle, install_outage_filter
 from shared.outages import Dependency, describe, unreachable
@@ -87,10 +91,28 @@ class ArenaTask(Task[Any, Any]):
             raise self.retry(exc=exc, countdown=delay, max_retries=OUTAGE_MAX_RETRIES) from None
 
 
+_consumer: Any = celery_consumer
+"""The worker's consumer module, whose log templates name its reconnection lines (celery-types'
+stub of the module leaves them out)."""
+
+
+def broker_reconnect(record: logging.LogRecord) -> str | None:
+    """The kind of a worker's record about its lost broker connection (Celery logs each attempt, 2
+    to 30 s apart, for as long as the outage lasts), for shared.logging_throttle.RepeatLogFilter."""
+    if record.name != _consumer.logger.name:
+        return None
+    args = record.args if isinstance(record.args, tuple) else ()
+    lost = bool(args) and args[0] == _consumer.CONNECTION_RETRY
+    if record.msg == _consumer.CONNECTION_ERROR or lost:
+        return "broker-reconnect"
+    return None
+
+
 @signals.after_setup_logger.connect
 def _quiet_outages(logger: logging.Logger | None = None, **_: Any) -> None:
-    """Worker and beat: outage errors logged once per interval per kind, without tracebacks."""
-    install_outage_filter(logger)
+    """Worker and beat: outage errors logged once per interval per kind, without tracebacks; a
+    worker's reconnection attempts once per interval."""
+    install_outage_filter(logger, repeats=broker_reconnect)
 
 
 @signals.after_setup_task_logger.connect
@@ -109,8 +131,18 @@ def create_celery(settings: Settings | None = None) -> Celery[ArenaTask]:
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        broker_transport_options={"visibility_timeout": settings.broker_visibility_timeout_s},
+        # The key names shared.broker_contents reads (the lost-message check), set explicitly.
+        broker_transport_options={
+            "visibility_timeout": settings.broker_visibility_timeout_s,
+            **TRANSPORT_OPTIONS,
+        },
+        # A worker whose broker is away connects again with capped backoff (kombu: 2 s more per try,
+        # at most 30 s), at start-up and after a loss, and with None never gives up and exits.
+        broker_connection_retry=True,
         broker_connection_retry_on_startup=True,
+        broker_connection_max_retries=settings.broker_connection_max_retries,
+        # Celery's consumer, but one that outlives losing Redis while it holds messages.
+        worker_consumer="shared.worker_consumer:ArenaConsumer",
         task_serializer="json",
         accept_content=["json"],
         task_ignore_result=True,

@@ -7,11 +7,13 @@ import logging
 
 import pytest
 import redis.exceptions
+from celery.worker.consumer import consumer as celery_consumer
 from kombu.exceptions import OperationalError as BrokerError
 from sqlalchemy import exc as sa_exc
 
-from shared.logging_throttle import LogThrottle, OutageLogFilter
+from shared.logging_throttle import LogThrottle, OutageLogFilter, RepeatLogFilter
 from shared.outages import Dependency, unreachable
+from shared.queue import broker_reconnect
 
 
 class Clock:
@@ -95,6 +97,43 @@ def test_outage_filter_keeps_the_traceback_of_the_unexpected() -> None:
         assert record.getMessage() == "ladder tick failed for podracing"
     plain = logging.LogRecord("arena.test", logging.INFO, __file__, 1, "hello", None, None)
     assert outage_filter.filter(plain)
+
+
+def _reconnect_record(msg: str, *args: object, level: int = logging.ERROR) -> logging.LogRecord:
+    return logging.LogRecord(celery_consumer.logger.name, level, __file__, 1, msg, args, None)
+
+
+def test_a_workers_reconnection_attempts_are_said_once_per_interval_on_one_line() -> None:
+    """Celery logs every try (2 to 30 s apart, for as long as Redis is away) as two lines, with no
+    exception to recognise it by: the records are told apart by Celery's own templates."""
+    clock = Clock()
+    repeat_filter = RepeatLogFilter(broker_reconnect, interval_s=60, clock=clock)
+    url, error = "redis://:**@127.0.0.1:6379/0", "Error 111 connecting to 127.0.0.1:6379. Connection refused."
+    lost = _reconnect_record(
+        "%s (%r)", celery_consumer.CONNECTION_RETRY, ConnectionError(error), level=logging.WARNING
+    )
+    assert repeat_filter.filter(lost)
+    tries = [
+        _reconnect_record(
+            celery_consumer.CONNECTION_ERROR, url, error, f"Trying again in {n * 2}.00 seconds... ({n}/None)"
+        )
+        for n in range(1, 30)
+    ]
+    kept = []
+    for attempt in tries:
+        clock.now += 4
+        kept.append(repeat_filter.filter(attempt))
+    assert kept == [False] * 14 + [True] + [False] * 14  # the one said a minute after the loss
+    said = tries[14].getMessage()
+    assert "\n" not in said
+    assert said.startswith(f"consumer: Cannot connect to {url}: {error}. Trying again in 30.00 seconds")
+    assert said.endswith("(and 14 more like it in the last 60 s)")
+    other = _reconnect_record("consumer: something else entirely")
+    assert repeat_filter.filter(other)
+    assert other.getMessage() == "consumer: something else entirely"
+    elsewhere = _reconnect_record(celery_consumer.CONNECTION_ERROR, "a", "b", "c")
+    elsewhere.name = "arena.test"
+    assert broker_reconnect(elsewhere) is None
 
 
 def test_beat_style_multiline_message_becomes_one_line() -> None:

@@ -43,14 +43,24 @@ OUTAGE_MESSAGES = {
 _outage_log = LogThrottle()
 
 
+def outage_headers() -> dict[str, str]:
+    """The headers of every 503: when to try again."""
+    return {"Retry-After": str(OUTAGE_RETRY_AFTER_S)}
+
+
 class ApiError(Exception):
-    """A domain error with its HTTP status; services raise it, the handler renders it."""
+    """A domain error with its HTTP status; services raise it, the handler renders it. A 503 (a
+    backing service unreachable: the queue, replay storage) says when to try again (Retry-After)."""
 
     def __init__(self, status_code: int, detail: str, errors: list[dict[str, Any]] | None = None) -> None:
         super().__init__(detail)
         self.status_code = status_code
         self.detail = detail
         self.errors = errors
+
+    @property
+    def headers(self) -> dict[str, str] | None:
+        return outage_headers() if self.status_code == 503 else None
 
 
 def not_found(what: str) -> ApiError:
@@ -90,7 +100,7 @@ async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
     body: dict[str, Any] = {"detail": exc.detail}
     if exc.errors is not None:
         body["errors"] = exc.errors
-    return JSONResponse(body, status_code=exc.status_code)
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
 
 
 BOT_ERROR_STATUS: dict[type[bot_errors.BotError], int] = {
@@ -215,7 +225,7 @@ def outage_response(request: Request, dependency: Dependency, exc: BaseException
         describe(exc),
     )
     message = OUTAGE_MESSAGES[dependency]
-    headers = {"Retry-After": str(OUTAGE_RETRY_AFTER_S)}
+    headers = outage_headers()
     if _wants_html(request):
         page = render(request, "error_page.html", {"title": "Unavailable", "message": message}, 503)
         page.headers.update(headers)

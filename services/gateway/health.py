@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
 from services.gateway.deps import SettingsDep
+from services.gateway.errors import outage_headers
 from shared.db.session import get_engine
 from shared.logging_throttle import LogThrottle
 
@@ -37,7 +38,8 @@ async def health() -> dict[str, str]:
             },
         },
         503: {
-            "description": "PostgreSQL or Redis does not answer; `checks` says which.",
+            "description": "PostgreSQL or Redis does not answer; `checks` says which, `Retry-After` "
+            "when to ask again.",
             "content": {
                 "application/json": {
                     "example": {
@@ -71,5 +73,7 @@ def ready(settings: SettingsDep) -> JSONResponse:
     if not ok:
         _not_ready_log.log(log, logging.WARNING, tuple(sorted(checks.items())), "not ready: %s", checks)
     return JSONResponse(
-        {"status": "ok" if ok else "unavailable", "checks": checks}, status_code=200 if ok else 503
+        {"status": "ok" if ok else "unavailable", "checks": checks},
+        status_code=200 if ok else 503,
+        headers=None if ok else outage_headers(),
     )

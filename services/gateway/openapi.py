@@ -215,7 +215,7 @@ says what went wrong for a person to read; `errors` is there when there is a lis
 | 413 | a body over the size limit, hosted code over its character limit |
 | 422 | invalid parameters or body (`errors` lists them), refused code, a failed endpoint health check |
 | 429 | over the challenge rate limit or one of your quotas; `Retry-After` says when to try again |
-| 503 | a backing service (the database, the queue, the rate limiter, replay storage) is unreachable |
+| 503 | the database, the queue, the rate limiter or replay storage is down; `Retry-After`: when to retry |
 """
 """The API's introduction at the top of `/docs` and `/redoc`."""
 

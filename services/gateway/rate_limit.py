@@ -2,8 +2,9 @@
 
 A fixed window: the first request of a window creates a counter that expires with the window, each
 request increments it, and a request over the limit is answered 429 with Retry-After set to the
-seconds left in the window. If Redis cannot be reached the request is refused with 503 rather than
-let through: the limit exists to stop floods, and a match could not be queued without Redis anyway.
+seconds left in the window. If Redis cannot be reached the request is refused with 503 (with
+Retry-After, logged once per interval) rather than let through: the limit exists to stop floods, and
+a match could not be queued without Redis anyway.
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from functools import cache
 import redis
 from fastapi import HTTPException, status
 
+from services.gateway.errors import outage_headers
+from shared.logging_throttle import LogThrottle
+from shared.outages import describe
+
 log = logging.getLogger("services.gateway.rate_limit")
+_outage_log = LogThrottle()
 
 
 @cache
@@ -33,9 +39,11 @@ def hit(redis_url: str, action: str, user_id: uuid.UUID, limit: int, window_s: i
         pipe.ttl(key)
         _, count, ttl = pipe.execute()
     except redis.RedisError as exc:
-        log.error("rate limiter unavailable: %s", exc)
+        _outage_log.log(log, logging.ERROR, type(exc).__name__, "rate limiter unavailable: %s", describe(exc))
         raise HTTPException(
-            status.HTTP_503_SERVICE_UNAVAILABLE, "the rate limiter (Redis) is unreachable; try again later"
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "the rate limiter (Redis) is unreachable; try again later",
+            headers=outage_headers(),
         ) from None
     if count > limit:
         retry_after = max(int(ttl), 1)

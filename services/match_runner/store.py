@@ -264,6 +264,12 @@ def finish_match(
     attempt: a crash in between leaves an orphan object, never a result whose replay is missing, and
     no other attempt can overwrite it. A store that cannot be written raises ReplayStoreError with
     nothing committed (the match stays running for the reaper to hand out again).
+
+    Orphans: the object of an attempt that turns out not to own the match is deleted at once. One
+    whose commit failed (the database went away) cannot be: the commit may have happened after all.
+    The attempt that finishes the match later deletes the objects of every attempt before it (none
+    of them can commit any more: the match was ours, running, under our lock), and the periodic
+    sweep (shared/replay_store/sweep.py) whatever is left, such as those of a match that failed.
     """
     safe = storable_result(played)
     now = datetime.now(UTC)
@@ -273,6 +279,9 @@ def finish_match(
     finished = _commit_result(match_id, attempt, played, unrated_reason, safe, replays, key, now)
     if finished is None:
         discard(replays, key)  # not ours after all: nothing will ever point at this object
+        return None
+    for earlier in range(1, attempt):
+        discard(replays, replay_key(match_id, earlier))
     return finished
 
 
@@ -382,6 +391,39 @@ _RESEND = text(
 )
 """Moving `sent_at` forward in the same statement that picks the rows is what makes a resend happen
 once per `lost_after_s`: a concurrent reaper blocks on the row lock, then sees the new `sent_at`."""
+
+
+_QUEUED_BEFORE = text(
+    """
+    SELECT id FROM matches
+     WHERE status = :queued AND sent_at < now() - make_interval(secs => :grace)
+    """
+)
+_MARK_RESENT = text(
+    """
+    UPDATE matches SET sent_at = now()
+     WHERE id = ANY(:ids) AND status = :queued AND sent_at < now() - make_interval(secs => :grace)
+    RETURNING id
+    """
+)
+"""Only a match still queued and not sent again meanwhile (by the reaper, another check, a requeue)
+is picked, and its `sent_at` moves forward in the same statement: one resend per grace period."""
+
+
+def queued_before(grace_s: float) -> list[uuid.UUID]:
+    """Queued matches whose play message was sent more than `grace_s` ago."""
+    with get_engine().begin() as conn:
+        return [row[0] for row in conn.execute(_QUEUED_BEFORE, {"grace": grace_s, **_STATES})]
+
+
+def mark_resent(match_ids: list[uuid.UUID], grace_s: float) -> list[uuid.UUID]:
+    """Of `match_ids`, those still queued and last sent more than `grace_s` ago, now marked sent:
+    the caller sends them (after this commit)."""
+    if not match_ids:
+        return []
+    with get_engine().begin() as conn:
+        rows = conn.execute(_MARK_RESENT, {"ids": match_ids, "grace": grace_s, **_STATES})
+        return [row[0] for row in rows]
 
 
 @dataclass(frozen=True, slots=True)

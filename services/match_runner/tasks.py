@@ -1,28 +1,35 @@
 """Celery tasks of the match runner, each declared with its queue and time limits on the task.
 
-The play task's name lives in shared.matches (the gateway and the evolver send it); the ladder tick
-and the reaper are only sent by this service's beat (worker.py), so their names live here.
+The play task's name lives in shared.matches (the gateway and the evolver send it); the ladder tick,
+the lost-message check, the reaper and the replay sweep are only sent by this service's beat
+(worker.py), so their names live here.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import uuid
 from typing import Any
 
 from services.match_runner import announce
 from services.match_runner.ladder import ladder_tick
+from services.match_runner.lost import resend_lost_messages
 from services.match_runner.play import run_match
 from services.match_runner.store import ReapedMatches, reap_stale
-from shared.config import get_settings
+from shared.config import Settings, get_settings
 from shared.jobs import reap_stale_jobs
 from shared.matches import TASK_PLAY_MATCH, enqueue_match
 from shared.queue import QUEUE_MATCHES, celery_app
+from shared.replay_store import replay_store
+from shared.replay_store.sweep import sweep_orphans
 
 log = logging.getLogger(__name__)
 
 TASK_LADDER_TICK = "arena.matches.ladder_tick"
+TASK_RESEND_LOST = "arena.matches.resend_lost"
 TASK_REAP_STALE = "arena.matches.reap_stale"
+TASK_SWEEP_REPLAYS = "arena.matches.sweep_replays"
 
 _settings = get_settings()
 _BEAT_TASK: dict[str, Any] = {
@@ -33,8 +40,8 @@ _BEAT_TASK: dict[str, Any] = {
     "ignore_result": True,
     "retry_on_outage": False,
 }
-"""What the two beat tasks (ladder tick, reaper) share: short limits on the matches queue, and no
-retries through an outage (shared.queue.ArenaTask): the next tick does the same work."""
+"""What the beat's tasks share: short limits on the matches queue, and no retries through an outage
+(shared.queue.ArenaTask): the next tick does the same work."""
 
 
 @celery_app.task(
@@ -50,9 +57,24 @@ def play(match_id: str) -> str:
     return str(run_match(uuid.UUID(match_id)))
 
 
+def ladder_round(settings: Settings, rng: random.Random | None = None) -> list[uuid.UUID]:
+    """One ladder tick, after sending again the play messages the broker lost: every pending match
+    the ladder then counts against `ladder_max_pending` is one a worker will get (a match without a
+    message would hold its slot until the reaper's `lost_match_after_s`, ten minutes)."""
+    resend_lost_messages(settings)
+    return ladder_tick(settings, rng)
+
+
 @celery_app.task(name=TASK_LADDER_TICK, **_BEAT_TASK)
 def ladder(*_: object) -> int:
-    return len(ladder_tick(get_settings()))
+    return len(ladder_round(get_settings()))
+
+
+@celery_app.task(name=TASK_RESEND_LOST, **_BEAT_TASK)
+def resend_lost() -> int:
+    """Send again the play message of queued matches the broker no longer holds
+    (services/match_runner/lost.py)."""
+    return len(resend_lost_messages(get_settings()))
 
 
 def reap_matches(stale_after_s: float, max_attempts: int, lost_after_s: float) -> ReapedMatches:
@@ -108,3 +130,19 @@ def reap() -> dict[str, int]:
         "jobs_stopped": len(jobs.stopped),
         "jobs_resent": len(jobs.resent),
     }
+
+
+@celery_app.task(
+    name=TASK_SWEEP_REPLAYS,
+    **{
+        **_BEAT_TASK,
+        "soft_time_limit": _settings.match_soft_time_limit_s,
+        "time_limit": _settings.match_hard_time_limit_s,
+    },
+)
+def sweep_replays() -> int:
+    """Remove orphan replay objects (shared/replay_store/sweep.py): those of attempts whose result
+    was never committed. It lists the whole store, so it runs hours apart
+    (`replay_sweep_interval_s`) with a match's time limits rather than a tick's."""
+    settings = get_settings()
+    return len(sweep_orphans(replay_store(settings), settings.replay_sweep_min_age_s).removed)

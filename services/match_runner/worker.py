@@ -1,6 +1,6 @@
 """The match-runner worker and its beat scheduler: this module registers the service's tasks on the
-shared app and owns the service's beat schedule (the ladder tick and the reaper, which also reaps
-long jobs; see docs/long-jobs.md).
+shared app and owns the service's beat schedule (the ladder tick, the lost-message check, the reaper,
+which also reaps long jobs, see docs/long-jobs.md, and the replay sweep).
 
     celery -A services.match_runner.worker worker -Q matches -c 1
     celery -A services.match_runner.worker beat
@@ -19,7 +19,12 @@ from typing import Any
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from services.match_runner.tasks import TASK_LADDER_TICK, TASK_REAP_STALE
+from services.match_runner.tasks import (
+    TASK_LADDER_TICK,
+    TASK_REAP_STALE,
+    TASK_RESEND_LOST,
+    TASK_SWEEP_REPLAYS,
+)
 from shared import worker_metrics
 from shared.config import Settings, get_settings
 from shared.queue import QUEUE_MATCHES, celery_app
@@ -28,21 +33,27 @@ log = logging.getLogger(__name__)
 
 
 def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
-    """The ladder tick and the reaper, on the matches queue.
+    """The ladder tick, the lost-message check, the reaper and the replay sweep, on the matches
+    queue (an interval of 0 switches the check or the sweep off).
 
     Ticks share the matches queue and wait behind matches being played; one that is older than its
     interval has been superseded by a newer one, so it expires instead of piling up."""
+    periodic = {
+        "ladder": (TASK_LADDER_TICK, settings.ladder_interval_s),
+        "reaper": (TASK_REAP_STALE, settings.reaper_interval_s),
+    }
+    optional = {
+        "lost-messages": (TASK_RESEND_LOST, settings.lost_message_check_s),
+        "replay-sweep": (TASK_SWEEP_REPLAYS, settings.replay_sweep_interval_s),
+    }
+    periodic |= {name: entry for name, entry in optional.items() if entry[1] > 0}
     return {
-        "ladder": {
-            "task": TASK_LADDER_TICK,
-            "schedule": timedelta(seconds=settings.ladder_interval_s),
-            "options": {"queue": QUEUE_MATCHES, "expires": settings.ladder_interval_s},
-        },
-        "reaper": {
-            "task": TASK_REAP_STALE,
-            "schedule": timedelta(seconds=settings.reaper_interval_s),
-            "options": {"queue": QUEUE_MATCHES, "expires": settings.reaper_interval_s},
-        },
+        name: {
+            "task": task,
+            "schedule": timedelta(seconds=interval),
+            "options": {"queue": QUEUE_MATCHES, "expires": interval},
+        }
+        for name, (task, interval) in periodic.items()
     }
 
 

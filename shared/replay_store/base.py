@@ -11,6 +11,9 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from shared.states import ReplayStorage
@@ -31,6 +34,15 @@ class ReplayMissing(LookupError):
     """The index names a replay that is not where it says (its object or its bytes are gone)."""
 
 
+@dataclass(frozen=True, slots=True)
+class StoredObject:
+    """One object in a store, as a listing shows it."""
+
+    key: str
+    modified: datetime
+    """When it was last written (timezone-aware)."""
+
+
 class ReplayStore(Protocol):
     """Gzip replay bytes by key. `put` is atomic (a reader sees the whole object or none) and
     durable when it returns; `delete` of a missing key is not an error."""
@@ -48,6 +60,10 @@ class ReplayStore(Protocol):
 
     def exists(self, key: str) -> bool: ...
 
+    def objects(self) -> Iterator[StoredObject]:
+        """Every object whose name is a replay key, in no particular order (the orphan sweep)."""
+        ...
+
     def describe(self) -> str:
         """Where the store is, for logs and command output (no credentials)."""
         ...
@@ -61,6 +77,21 @@ def replay_key(match_id: uuid.UUID, attempt: int) -> str:
         raise ValueError(f"attempt must be at least 0, not {attempt}")
     digest = hashlib.sha256(match_id.bytes).hexdigest()
     return f"{digest[:2]}/{digest[2:4]}/{match_id}.{attempt}.json.gz"
+
+
+_KEY_NAME = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}/(?P<match>[0-9a-f-]{36})\.(?P<attempt>\d{1,9})\.json\.gz")
+
+
+def parse_replay_key(key: str) -> tuple[uuid.UUID, int] | None:
+    """(match id, attempt) of a key `replay_key` made; None for any other name."""
+    found = _KEY_NAME.fullmatch(key)
+    if found is None:
+        return None
+    try:
+        match_id = uuid.UUID(found["match"])
+    except ValueError:
+        return None
+    return (match_id, int(found["attempt"])) if replay_key(match_id, int(found["attempt"])) == key else None
 
 
 def check_key(key: str) -> str:

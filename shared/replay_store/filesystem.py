@@ -10,10 +10,12 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 from shared.durable import fsync_path
-from shared.replay_store.base import ReplayStoreError, check_key
+from shared.replay_store.base import ReplayStoreError, StoredObject, check_key
 from shared.states import ReplayStorage
 
 FILE_MODE = 0o644
@@ -68,3 +70,19 @@ class FilesystemReplayStore:
 
     def exists(self, key: str) -> bool:
         return self.path(key).is_file()
+
+    def objects(self) -> Iterator[StoredObject]:
+        """Every file under the root whose path is a valid key (no `.tmp` file of a write under way)."""
+        try:
+            for folder, _, names in os.walk(self.root):
+                for name in names:
+                    path = Path(folder) / name
+                    key = path.relative_to(self.root).as_posix()
+                    try:
+                        check_key(key)
+                        modified = path.stat().st_mtime
+                    except (ValueError, FileNotFoundError):
+                        continue  # not a replay, or removed since the folder was read
+                    yield StoredObject(key, datetime.fromtimestamp(modified, UTC))
+        except OSError as exc:
+            raise ReplayStoreError(f"cannot list replays ({self.describe()}): {exc}") from exc

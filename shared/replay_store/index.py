@@ -79,10 +79,13 @@ def load_replay(replay: Replay, settings: Settings | None = None) -> bytes:
     return data
 
 
-def discard(store: ReplayStore, key: str) -> None:
+def discard(store: ReplayStore, key: str) -> bool:
     """Delete an object nothing points at (a result that was not ours to commit); a failure only
-    leaves an orphan behind, so it is logged, never raised."""
+    leaves an orphan behind (for the sweep, shared/replay_store/sweep.py), so it is logged, never
+    raised. Whether it was deleted."""
     try:
         store.delete(key)
     except (ReplayStoreError, ValueError):
         log.warning("could not delete the orphan replay %s from %s", key, store.describe(), exc_info=True)
+        return False
+    return True

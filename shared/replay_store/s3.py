@@ -9,9 +9,10 @@ URLs (`http://minio:9000/<bucket>/<key>`), so no per-bucket DNS name is needed.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, cast
 
-from shared.replay_store.base import ReplayStoreError, check_key
+from shared.replay_store.base import ReplayStoreError, StoredObject, check_key
 from shared.states import ReplayStorage
 
 if TYPE_CHECKING:
@@ -168,6 +169,25 @@ class S3ReplayStore:
         except BotoCoreError as exc:
             raise self._error("look up", key, exc) from exc
         return True
+
+    def objects(self) -> Iterator[StoredObject]:
+        """Every object in the bucket whose name is a valid key, a listing page (1,000) at a time."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            for page in self._s3().get_paginator("list_objects_v2").paginate(Bucket=self.bucket):
+                for item in page.get("Contents", []):
+                    try:
+                        key = check_key(item["Key"])
+                    except ValueError:
+                        continue
+                    yield StoredObject(key, item["LastModified"])
+        except ClientError as exc:
+            if _code(exc) == _MISSING_BUCKET:
+                return
+            raise ReplayStoreError(f"cannot list replays ({self.describe()}): {exc}") from exc
+        except BotoCoreError as exc:
+            raise ReplayStoreError(f"cannot list replays ({self.describe()}): {exc}") from exc
 
 
 def _code(exc: Exception) -> str:

@@ -14,6 +14,11 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
+from shared.config import get_settings
+from shared.crypto import encrypt_secret
+from shared.db.models import Bot
+from shared.db.session import session_scope
+from shared.protocol.signing import generate_secret
 from tests.conftest import PYTHON, ManagedProcess, free_port
 from tests.owned_services import OwnedPostgres, OwnedRedis, owned_postgres, owned_redis
 
@@ -125,6 +130,59 @@ def test_redis_outage_is_never_a_500(outage_gateway: OutageGateway) -> None:
             outage_log = outage_gateway.process.log().splitlines()[lines_before:]
             asked = ROUNDS * (len(requests) + 1)
             print(f"\n{asked} requests during a Redis outage: {len(outage_log)} log lines")
+            assert len(outage_log) <= MAX_OUTAGE_LOG_LINES, "\n".join(outage_log[:80])
+        finally:
+            outage_gateway.redis.start()
+
+
+def _challenger(gateway: OutageGateway, client: httpx.Client) -> tuple[str, list[str]]:
+    """A user who is not an admin (so the challenge rate limit, in Redis, applies to him), his API
+    key and two bots of his."""
+    answer = client.post("/api/v1/users", json={"name": f"challenger-{uuid.uuid4().hex[:8]}"})
+    assert answer.status_code == 201, answer.text
+    key = answer.json()["api_key"]["api_key"]
+    user_id = uuid.UUID(client.get("/api/v1/me", headers={"X-API-Key": key}).json()["id"])
+    with session_scope(gateway.postgres.url()) as session:
+        bots = [
+            Bot(
+                owner_id=user_id,
+                name=f"challenger-{uuid.uuid4().hex[:8]}",
+                game="podracing",
+                kind="http",
+                endpoint="http://127.0.0.1:9",
+                secret_encrypted=encrypt_secret(get_settings(), generate_secret()),
+            )
+            for _ in range(2)
+        ]
+        session.add_all(bots)
+        session.flush()
+        return key, [str(bot.id) for bot in bots]
+
+
+def test_redis_side_503s_say_when_to_try_again(outage_gateway: OutageGateway) -> None:
+    """What needs Redis answers 503 with Retry-After while it is down: a user's challenge (the rate
+    limiter), an admin's challenge (the match queue; the match is stored as failed), readiness."""
+    with httpx.Client(base_url=outage_gateway.url, headers={"X-API-Key": ADMIN_KEY}, timeout=30) as client:
+        key, bot_ids = _challenger(outage_gateway, client)
+        challenge = {"game": "podracing", "bot_ids": bot_ids}
+        outage_gateway.redis.kill()
+        try:
+            lines_before = len(outage_gateway.process.log().splitlines())
+            for _ in range(ROUNDS):
+                answers = {
+                    "user's challenge": client.post(
+                        "/api/v1/matches", json=challenge, headers={"X-API-Key": key}
+                    ),
+                    "admin's challenge": client.post("/api/v1/matches", json=challenge),
+                    "readiness": client.get("/ready"),
+                }
+                for what, answer in answers.items():
+                    assert answer.status_code == 503, (what, answer.status_code, answer.text[:300])
+                    assert answer.headers.get("Retry-After") == "5", (what, dict(answer.headers))
+            assert "rate limiter" in answers["user's challenge"].json()["detail"]
+            assert "queue is unreachable" in answers["admin's challenge"].json()["detail"]
+            outage_log = outage_gateway.process.log().splitlines()[lines_before:]
+            print(f"\n{3 * ROUNDS} Redis-side requests during a Redis outage: {len(outage_log)} log lines")
             assert len(outage_log) <= MAX_OUTAGE_LOG_LINES, "\n".join(outage_log[:80])
         finally:
             outage_gateway.redis.start()

@@ -134,6 +134,33 @@ def test_ladder_tick_respects_the_pending_cap_and_queues_real_tasks(
         assert session.scalars(select(Rating).where(Rating.bot_id == waited)).first() is None
 
 
+def test_a_ladder_match_whose_message_was_lost_does_not_hold_its_slot_without_one(
+    ladder_world: None, register_bot: Callable[..., uuid.UUID], redis_url: str
+) -> None:
+    """A pending ladder match counts against the cap only with a message a worker will get: a round
+    first sends again what the broker lost (before, the lost match held its slot, unplayed, until
+    the reaper's lost_match_after_s: ten minutes of a stalled ladder)."""
+    from services.match_runner.tasks import ladder_round
+
+    broker = redis.Redis.from_url(redis_url)
+    for _ in range(2):
+        register_bot()
+    settings = Settings(dev_mode=True, ladder_max_pending=1, lost_message_grace_s=30)
+    (match_id,) = ladder_round(settings, random.Random(2))
+    needle = str(match_id).encode()
+    (message,) = [raw for raw in broker.lrange(QUEUE_MATCHES, 0, -1) if needle in raw]
+    broker.lrem(QUEUE_MATCHES, 0, message)  # lost, as in a Redis restart without persistence
+    with session_scope() as session:
+        session.execute(
+            update(Match).where(Match.id == match_id).values(sent_at=datetime.now(UTC) - timedelta(minutes=1))
+        )
+
+    assert ladder_round(settings, random.Random(2)) == []  # the cap holds: the match is pending...
+
+    waiting = [raw for raw in broker.lrange(QUEUE_MATCHES, 0, -1) if needle in raw]
+    assert len(waiting) == 1, "...and has its message again"
+
+
 def test_ladder_seats_the_games_ladder_size_even_when_more_bots_could_play(
     ladder_world: None, register_bot: Callable[..., uuid.UUID]
 ) -> None:

@@ -1,6 +1,7 @@
 """The match runner's finishing step with a replay store: the object is written before the result
 is committed, under a key of the match and the attempt; a store that refuses the write leaves
-nothing committed; an attempt that lost its match removes its own object and nobody else's.
+nothing committed; an attempt that lost its match removes its own object and nobody else's; the
+object of a commit that failed stays until the attempt that finishes the match removes it.
 
 Matches are played in this process with local bots (the runner's own turn loop), so these tests
 need neither a worker nor bot servers."""
@@ -15,7 +16,9 @@ from typing import Any
 
 import pytest
 from sqlalchemy import update
+from sqlalchemy.exc import OperationalError
 
+from services.match_runner import store as runner_store
 from services.match_runner.runner import PlayedMatch, play_match
 from services.match_runner.store import claim_match, finish_match
 from shared.botclient import TurnReply
@@ -143,3 +146,35 @@ def test_a_lost_attempt_removes_its_object_and_leaves_the_winner_alone(
         row = session.get(Replay, match_id)
         assert row is not None and row.key == replay_key(match_id, second)
         assert decompress(load_replay(row, get_settings().model_copy(update={"replay_dir": tmp_path})))
+
+
+def test_the_object_of_a_failed_commit_is_removed_by_the_attempt_that_finishes_the_match(
+    register_bot: Callable[..., uuid.UUID],  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    match_id, first = claimed_match(register_bot, seed=34)
+    played = play(match_id, seed=34)
+    store = FilesystemReplayStore(tmp_path)
+
+    def database_gone(*_: object) -> None:
+        raise OperationalError("COMMIT", {}, ConnectionResetError("server closed the connection"))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(runner_store, "_commit_result", database_gone)
+        with pytest.raises(OperationalError):
+            finish_match(match_id, first, played, replays=store)
+    assert store.exists(replay_key(match_id, first)), "kept: the commit may have happened after all"
+
+    with session_scope() as session:  # it had not: the reaper hands the match out again
+        session.execute(update(Match).where(Match.id == match_id).values(heartbeat_at=None))
+    second = claim_match(match_id, "replay-store-tests-2", stale_after_s=60)
+    assert second == first + 1
+    assert finish_match(match_id, second, played, replays=store) is not None
+
+    assert not store.exists(replay_key(match_id, first)), "the failed attempt's orphan is gone"
+    with session_scope() as session:
+        row = session.get(Replay, match_id)
+        assert row is not None
+        assert row.key == replay_key(match_id, second)
+    assert store.exists(row.key)

@@ -74,6 +74,8 @@ def assert_error(client: TestClient, match_id: uuid.UUID, status: int, words: st
     answer = client.get(f"/api/v1/matches/{match_id}/replay")
     assert answer.status_code == status, answer.text
     assert words in answer.json()["detail"]
+    if status == 503:
+        assert answer.headers.get("Retry-After") == "5", "an outage says when to try again"
 
 
 def test_a_played_match_writes_its_replay_to_files_by_default(

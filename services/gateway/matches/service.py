@@ -22,12 +22,15 @@ from services.gateway.errors import ApiError, not_found
 from services.gateway.matches.schemas import MatchOut
 from shared.config import Settings
 from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Replay, User
+from shared.logging_throttle import LogThrottle
 from shared.matches import create_match, enqueue_match, get_visible_match, visible_to
 from shared.ratings import ordinal
 from shared.replay_store import ReplayMissing, ReplayStoreError, load_replay
 from shared.states import MatchKind, MatchStatus
 
 log = logging.getLogger("services.gateway.matches")
+_queue_down_log = LogThrottle()
+"""Every challenge fails alike while the queue is down: said once a minute, with the count."""
 
 API_PREFIX = "/api/v1"
 
@@ -84,7 +87,8 @@ def create_challenge(
     try:
         enqueue_match(match.id)
     except Exception as exc:
-        log.error("cannot queue match %s: %s", match.id, exc)
+        kind = type(exc).__name__
+        _queue_down_log.log(log, logging.ERROR, kind, "cannot queue match %s: %s", match.id, exc)
         match.status = MatchStatus.FAILED
         match.error = "the match queue was unreachable when the match was created"
         session.commit()

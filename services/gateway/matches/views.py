@@ -51,7 +51,10 @@ router = APIRouter(prefix="/matches", tags=["matches"])
                 "Over the per-user challenge limit.",
                 {"Retry-After": "seconds until the limit's window ends"},
             ),
-            503: error("The match queue or the rate limiter is unreachable; try again later."),
+            503: error(
+                "The match queue or the rate limiter is unreachable; try again later.",
+                {"Retry-After": "seconds after which trying again is worth it"},
+            ),
         },
     ),
 )
@@ -144,7 +147,12 @@ def accepts_gzip(accept_encoding: str) -> bool:
             ),
             {410: error("The replay was stored, but its replay storage no longer holds it.")},
             INVALID_PARAMS,
-            {503: error("Replay storage is unreachable (or not configured here); try again later.")},
+            {
+                503: error(
+                    "Replay storage is unreachable (or not configured here); try again later.",
+                    {"Retry-After": "seconds after which trying again is worth it"},
+                )
+            },
         ),
     },
     openapi_extra=OPTIONAL_KEY_EXTRA,

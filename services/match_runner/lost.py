@@ -1,0 +1,137 @@
+"""Queued matches whose play message is gone from the broker: found within seconds, sent again.
+
+A message can vanish between the database and the broker: Redis restarted without its append-only
+file, the last second of writes before a Redis crash (appendfsync everysec), a send that failed
+after its commit. The reaper resends a match still queued `lost_match_after_s` (ten minutes) after
+its message was sent, because from the database alone it cannot tell a lost message from a long
+queue. This check can: it reads what the broker holds (shared.broker_contents) — the messages
+waiting in the matches queue and those a worker has taken and not yet acknowledged (a match being
+claimed, a retry waiting out its countdown) — and sends again only the queued matches, sent at least
+`lost_message_grace_s` ago, whose message is in neither place in two looks CONFIRM_AFTER_S apart (a
+message a worker is taking is in neither for an instant). A message a worker took more than
+`lost_message_reserved_s` ago (or whose countdown ended that long ago) while its match is still
+queued counts as lost as well: a worker starts what it takes at once, so that worker let go of it
+(a worker drops the messages it holds when it loses Redis, and one that died holds none; Redis
+would hand it out again only after its visibility timeout, an hour). A resend that was not needed
+after all would still be harmless: the claim makes the duplicate a no-op.
+
+Run by the beat every `lost_message_check_s`, and by each ladder tick before it counts the pending
+ladder matches (services/match_runner/tasks.py): a ladder match without a message never holds one
+of `ladder_max_pending`'s slots past a tick.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from functools import cache
+
+import redis
+
+from services.match_runner.store import mark_resent, queued_before
+from shared.broker_contents import HeldMessage, UnreadableBroker, held_messages
+from shared.config import Settings
+from shared.logging_throttle import LogThrottle
+from shared.matches import TASK_PLAY_MATCH, enqueue_match
+from shared.outages import describe
+from shared.queue import QUEUE_MATCHES
+
+log = logging.getLogger(__name__)
+
+CONFIRM_AFTER_S = 0.5
+"""The second look at the broker, for matches whose message the first did not find: far longer
+than kombu takes to move a message from the queue to its unacked hash (a pop, then one pipelined
+write, in the same process); taken only when something seems lost."""
+REDIS_TIMEOUT_S = 5.0
+_unreadable_log = LogThrottle()
+
+
+@cache
+def _broker(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_connect_timeout=REDIS_TIMEOUT_S, socket_timeout=REDIS_TIMEOUT_S)
+
+
+def is_live(message: HeldMessage, reserved_s: float, now: float) -> bool:
+    """Whether a worker will run `message`: it waits in the queue, or a worker took it (or its
+    countdown ended) less than `reserved_s` ago. A worker starts what it takes at once; one that
+    has held a message longer let go of it."""
+    if message.taken_at is None:
+        return True
+    since = max(message.taken_at, message.eta.timestamp() if message.eta else 0.0)
+    return now - since < reserved_s
+
+
+def held_match_ids(messages: Iterable[HeldMessage], reserved_s: float, now: float) -> set[uuid.UUID]:
+    """The matches whose play message is among `messages` and live (`is_live`)."""
+    held = set()
+    for message in messages:
+        if message.task == TASK_PLAY_MATCH and message.args and is_live(message, reserved_s, now):
+            try:
+                held.add(uuid.UUID(str(message.args[0])))
+            except ValueError:
+                continue  # not a match id: the play task will refuse it, nothing to protect here
+    return held
+
+
+def find_lost(
+    client: redis.Redis,
+    candidates: Iterable[uuid.UUID],
+    settings: Settings,
+    confirm_after_s: float = CONFIRM_AFTER_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> set[uuid.UUID]:
+    """The `candidates` whose play message the broker holds live neither in the queue nor as
+    taken by a worker, in two looks `confirm_after_s` apart. UnreadableBroker when it cannot tell."""
+
+    def held() -> set[uuid.UUID]:
+        messages = held_messages(client, QUEUE_MATCHES, settings.lost_message_scan_limit)
+        return held_match_ids(messages, settings.lost_message_reserved_s, time.time())
+
+    missing = set(candidates) - held()
+    if missing:
+        sleep(confirm_after_s)
+        missing -= held()
+    return missing
+
+
+def resend_lost_messages(
+    settings: Settings,
+    client: redis.Redis | None = None,
+    send: Callable[[uuid.UUID], None] = enqueue_match,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[uuid.UUID]:
+    """Send again the play message of every queued match the broker lost; returns those sent.
+
+    Nothing is sent when the broker cannot be read (Redis down: sends would fail too) or holds more
+    than `lost_message_scan_limit` messages; the reaper remains the fallback. A send that fails
+    leaves its match marked as sent now: the check finds it again one grace period later."""
+    candidates = queued_before(settings.lost_message_grace_s)
+    if not candidates:
+        return []
+    try:
+        broker = client or _broker(settings.redis_url)
+        lost = find_lost(broker, candidates, settings, sleep=sleep)
+    except (UnreadableBroker, redis.RedisError) as exc:
+        _unreadable_log.log(
+            log,
+            logging.WARNING,
+            type(exc).__name__,
+            "cannot tell which play messages the broker holds (%s); none resent this round",
+            describe(exc),
+        )
+        return []
+    resent = mark_resent(sorted(lost), settings.lost_message_grace_s)
+    for match_id in resent:
+        try:
+            send(match_id)
+        except Exception as exc:
+            log.warning("could not send match %s again (%s); the next check retries", match_id, describe(exc))
+    if resent:
+        log.warning(
+            "sent again the play message of %d queued matches the broker no longer held: %s",
+            len(resent),
+            ", ".join(str(match_id) for match_id in resent),
+        )
+    return resent

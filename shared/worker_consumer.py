@@ -1,0 +1,39 @@
+"""The workers' Celery consumer: Celery's own, made to outlive losing Redis while it holds messages.
+
+Celery 5.7 with kombu 5.7's Redis transport closes a lost broker connection after collecting it.
+When the worker holds unacknowledged messages at that moment (a match being played: late acks; a
+retry waiting out its countdown), closing the channel tries to put them back on the queue through
+the transport the collect already released, and the AttributeError that follows ends the worker
+("Unrecoverable error") on any Redis outage, however short. Nothing needs putting back: the
+messages are still in Redis's unacked hash (or were lost with Redis, which the lost-message check
+of services/match_runner/lost.py recovers), and their tasks run on. So that error is caught, said
+once per interval, and the consumer reconnects as it does after any lost connection.
+
+Installed through Celery's documented `worker_consumer` setting (shared.queue); it changes nothing
+else. tests/match_runner/test_broker_outage.py loses Redis under a worker that holds messages.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery.worker.consumer import Consumer
+
+from shared.logging_throttle import LogThrottle
+
+log = logging.getLogger(__name__)
+_close_log = LogThrottle()
+
+
+class ArenaConsumer(Consumer):
+    def on_connection_error_after_connected(self, exc: Exception) -> None:
+        try:
+            super().on_connection_error_after_connected(exc)
+        except AttributeError as error:
+            _close_log.log(
+                log,
+                logging.WARNING,
+                "close",
+                "the lost broker connection could not be closed cleanly (%r); reconnecting anyway",
+                error,
+            )
