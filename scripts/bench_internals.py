@@ -8,9 +8,9 @@
     (`shared.botclient.http1`: httptools on an asyncio protocol) and with the httpx path it replaced
     (`shared.botclient.httpx_client.SocketTransport`: httpcore's pool on a plain asyncio socket
     backend); turns per second and CPU per turn (runner, and runner plus bots);
-(c) SDK bot server: sequential turns from the runner's client, the server answering in one write
-    (status line, headers and body together) or as http.server writes them (headers, then body);
-    turns per second and server CPU per turn;
+(c) SDK bot server: sequential turns from the runner's client to the SDK's asyncio server
+    (shared.botsdk.server) and to the thread-per-connection http.server it replaced
+    (shared.botsdk.threaded); turns per second and server CPU per turn (user and system);
 (d) access log: CPU per request line of the gateway's access log (services/gateway/access_log.py:
     the line built from the ASGI scope, batched writes) and of uvicorn's own access logger as
     uvicorn configures it (a write and a flush per line), both to a file with the secret-masking
@@ -321,27 +321,20 @@ def _podracing_observations(count: int) -> list[Any]:
     return observations
 
 
-def serve_two_writes(port: int) -> None:
-    """The SDK server with http.server's own way of answering: headers, then the body."""
-    from shared.botsdk import server
+def serve_threaded(port: int) -> None:
+    """The SDK's previous server (a thread per connection) with the built-in runner policy."""
+    from shared.botsdk.threaded import make_threaded_server
     from shared.games.podracing.bots import runner
 
-    class TwoWrites(server._Handler):
-        def _send(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload, separators=(",", ":")).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except OSError:
-                self.close_connection = True
-
-    app = server.BotApp(runner, secret=os.environ["ARENA_BOT_SECRET"])
-    httpd = server.TCPBotServer(("127.0.0.1", port), type("BotHandler", (TwoWrites,), {"app": app}))
+    httpd = make_threaded_server(runner, secret=os.environ["ARENA_BOT_SECRET"], port=port)
     print("serving", file=sys.stderr, flush=True)
     httpd.serve_forever()
+
+
+def _cpu_split(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) / os.sysconf("SC_CLK_TCK"), int(fields[12]) / os.sysconf("SC_CLK_TCK")
 
 
 def bench_sdk(turns: int, rounds: int) -> None:
@@ -349,16 +342,19 @@ def bench_sdk(turns: int, rounds: int) -> None:
 
     secret = generate_secret()
     observations = _podracing_observations(turns)
-    module = ["-m", "shared.botsdk.run", "--module", EXAMPLE_BOTS[0]]
-    two_writes = ["-m", "scripts.bench_internals", "--serve-two-writes"]
-    totals = {"one": [0.0, 0.0, 0], "two": [0.0, 0.0, 0]}  # wall, server CPU, turns
-    with _bot_process(module, secret) as one, _bot_process(two_writes, secret) as two:
+    servers = {
+        "asyncio": ["-m", "shared.botsdk.run", "--module", EXAMPLE_BOTS[0]],
+        "threaded": ["-m", "scripts.bench_internals", "--serve-threaded"],
+    }
+    totals = {name: [0.0, 0.0, 0.0, 0] for name in servers}  # wall, server user and system CPU, turns
+    with _bot_process(servers["asyncio"], secret) as new, _bot_process(servers["threaded"], secret) as old:
+        processes = {"asyncio": new, "threaded": old}
 
         async def turns_against(port: int, pid: int, row: list[Any]) -> None:
             connection = _connection(port, secret)
             async with connection:
                 await connection.health(5.0)
-                cpu0, wall0 = _cpu_seconds(pid), time.perf_counter()
+                (user0, system0), wall0 = _cpu_split(pid), time.perf_counter()
                 for turn, observation in enumerate(observations):
                     reply = await connection.turn(
                         match_id="bench",
@@ -370,21 +366,25 @@ def bench_sdk(turns: int, rounds: int) -> None:
                     )
                     if not reply.ok:
                         raise RuntimeError(f"bot failed: {reply.error}")
-                row[0] += time.perf_counter() - wall0
-                row[1] += _cpu_seconds(pid) - cpu0
-                row[2] += len(observations)
+                (user1, system1), wall1 = _cpu_split(pid), time.perf_counter()
+                row[0] += wall1 - wall0
+                row[1] += user1 - user0
+                row[2] += system1 - system0
+                row[3] += len(observations)
 
-        for port, pid in (one, two):  # warm-up rounds, not counted
-            _run_on_uvloop(functools.partial(turns_against, port, pid, [0.0, 0.0, 0]))
+        for port, pid in processes.values():  # warm-up rounds, not counted
+            _run_on_uvloop(functools.partial(turns_against, port, pid, [0.0, 0.0, 0.0, 0]))
         for i in range(rounds):
-            for name in ("one", "two") if i % 2 == 0 else ("two", "one"):
-                port, pid = one if name == "one" else two
+            for name in ("asyncio", "threaded") if i % 2 == 0 else ("threaded", "asyncio"):
+                port, pid = processes[name]
                 _run_on_uvloop(functools.partial(turns_against, port, pid, totals[name]))
-    (ow, oc, on), (tw, tc, tn) = totals["one"], totals["two"]
-    print(f"\n(c) SDK bot server, sequential turns from the runner's client, {on} turns each way")
-    print(f"  {'':<34}{'one write':>12}{'two writes':>12}")
-    print(ratio_line("turns/s (wall clock)", on / ow, tn / tw, "", True))
-    print(ratio_line("server CPU per turn", 1000 * oc / on, 1000 * tc / tn, "ms", False))
+    (nw, nu, ns, nt), (ow, ou, os_, ot) = totals["asyncio"], totals["threaded"]
+    print(f"\n(c) SDK bot server, sequential turns from the runner's client, {nt:.0f} turns each way")
+    print(f"  {'':<34}{'asyncio':>12}{'threaded':>12}")
+    print(ratio_line("turns/s (wall clock)", nt / nw, ot / ow, "", True))
+    print(ratio_line("server CPU per turn", 1e6 * (nu + ns) / nt, 1e6 * (ou + os_) / ot, "us", False))
+    print(ratio_line("  of which user", 1e6 * nu / nt, 1e6 * ou / ot, "us", False))
+    print(ratio_line("  of which system", 1e6 * ns / nt, 1e6 * os_ / ot, "us", False))
 
 
 # ----------------------------------------------------------------------------------- (d) access log
@@ -529,11 +529,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: too few matches to quote")
     parser.add_argument("--only", choices=("battle", "http", "sdk", "log", "client"), action="append")
-    parser.add_argument("--serve-two-writes", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-threaded", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.serve_two_writes:
-        serve_two_writes(args.port)
+    if args.serve_threaded:
+        serve_threaded(args.port)
         return
     only = set(args.only or ("battle", "http", "sdk", "log", "client"))
     print("what each speed shortcut buys end to end, with and without it in the same run")

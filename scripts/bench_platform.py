@@ -3,17 +3,25 @@
 (a) per-turn cost of the runner's bot connection (SSRF-pinned transport, signing, size cap, JSON
     checks) against a bare keep-alive httpx POST of the same signed body to the same SDK bot,
     as a ratio (target <= 1.5); plus the whole turn loop (game + two bots in parallel) per turn;
-(b) podracing matches per minute with the example bots and ONE worker (target >= 60): a real
-    celery worker, two SDK bot processes, a scratch PostgreSQL database and Redis database;
-(c) the same between two HOSTED bots (the built-in runner policy and the follower example,
-    uploaded as "decide" bots), each match starting both bots in bubblewrap sandboxes.
-(b) and (c) use the default match config and are measured with the worker at concurrency 1
-(celery -c 1, the figure the target is about) and at concurrency 2.
+(b) matches per minute with ONE worker (a real celery worker; a scratch PostgreSQL database and
+    Redis database), at celery concurrency 1 (-c 1, the figure the target is about) and 2, each
+    run with a fresh worker and the game's default config, for
+      - HTTP bots: two SDK bot processes (podracing: the example bots; battle: the built-in
+        aggressive and defensive bots);
+      - hosted bots: the same two policies uploaded as "decide" bots, each match starting both
+        in bubblewrap sandboxes;
+    with, per run, the worker's CPU per match and per bot request (one request per player per
+    turn), and the bots' CPU per match (the SDK processes; for hosted bots, the sandboxes: the
+    worker's figure is then its own processes only). Podracing's -c 1 target: >= 60 matches/min.
+    With --baseline every run is repeated with the worker on the previous bot client (the httpx
+    path, shared/botclient/httpx_client.py: ARENA_BOT_CLIENT=httpx), alternating with the current
+    one, so both meet the same load.
 
-    .venv/bin/python -m scripts.bench_platform [--quick] [--turns 300] [--matches 20]
+    .venv/bin/python -m scripts.bench_platform [--quick] [--baseline] [--games podracing,battle]
 
 Needs PostgreSQL and Redis as configured for the tests (ARENA_TEST_PG_ADMIN, 127.0.0.1:6379).
-Everything it starts is stopped, and its database dropped, whatever happens.
+Everything it starts is stopped, and its database dropped, whatever happens. The machine's load
+average is printed with the figures: on a shared machine they move with it.
 """
 
 from __future__ import annotations
@@ -28,8 +36,10 @@ import shutil
 import signal
 import statistics
 import sys
+import threading
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -224,30 +234,76 @@ def _drop_database() -> None:
     drop_database(make_url(ADMIN_URL).set(database=BENCH_DB).render_as_string(hide_password=False))
 
 
-HOSTED_SOURCES = (
-    (ROOT / "shared/games/podracing/bots.py").read_text()
-    + "\n\ndef decide(observation):\n    return runner(observation)\n",
-    (ROOT / "examples/bots/podracing_follower_bot.py").read_text(),
-)
-"""The hosted pair of (c): the same two policies as the HTTP example bots of (b)."""
+BATTLE_SOURCE = (ROOT / "shared/games/battle/bots.py").read_text()
 
 
-def _start_worker(concurrency: int) -> Proc:
+@dataclass(frozen=True)
+class Pair:
+    """The two bots of a game's matches: HTTP bot modules and the same policies as hosted sources."""
+
+    http_modules: tuple[str, str]
+    hosted_sources: tuple[str, str]
+
+
+def _pairs() -> dict[str, Pair]:
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    battle_modules = []
+    for policy in ("aggressive", "defensive"):
+        module = LOG_DIR / f"battle_{policy}_bot.py"
+        module.write_text(f"from shared.games.battle.bots import {policy} as decide  # noqa: F401\n")
+        battle_modules.append(str(module))
+    return {
+        "podracing": Pair(
+            EXAMPLE_BOTS,
+            (
+                (ROOT / "shared/games/podracing/bots.py").read_text()
+                + "\n\ndef decide(observation):\n    return runner(observation)\n",
+                (ROOT / EXAMPLE_BOTS[1]).read_text(),
+            ),
+        ),
+        "battle": Pair(
+            (battle_modules[0], battle_modules[1]),
+            tuple(  # type: ignore[arg-type]
+                BATTLE_SOURCE + f"\n\ndef decide(observation):\n    return {policy}(observation)\n"
+                for policy in ("aggressive", "defensive")
+            ),
+        ),
+    }
+
+
+CLIENTS = ("httptools", "httpx")
+"""The runner's bot client (ARENA_BOT_CLIENT) and the previous one, the baseline of --baseline."""
+
+
+@dataclass(frozen=True)
+class Run:
+    game: str
+    kind: BotKind
+    concurrency: int
+    client: str
+    matches: int
+
+
+def _start_worker(concurrency: int, client: str) -> Proc:
     from services.match_runner.commands import worker_command
 
     name = f"bench-{secrets.token_hex(3)}@%h"
-    return Proc([*worker_command(concurrency=concurrency, name=name), "--without-heartbeat"])
+    return Proc(
+        [*worker_command(concurrency=concurrency, name=name), "--without-heartbeat"],
+        env={"ARENA_BOT_CLIENT": client},
+    )
 
 
-def _register_bots(kind: str, ports: list[int], secrets_by_bot: list[str]) -> list[uuid.UUID]:
+def _register_bots(game: str, kind: str, ports: list[int], secrets_by_bot: list[str]) -> list[uuid.UUID]:
     from shared.config import get_settings
     from shared.crypto import encrypt_secret
     from shared.db.models import Bot, BotVersion, User
     from shared.db.session import session_scope
 
     settings = get_settings()
+    sources = _pairs()[game].hosted_sources
     with session_scope() as session:
-        user = User(name=f"bench-{kind}-{secrets.token_hex(3)}")
+        user = User(name=f"bench-{game}-{kind}-{secrets.token_hex(3)}")
         session.add(user)
         session.flush()
         bot_ids = []
@@ -255,7 +311,7 @@ def _register_bots(kind: str, ports: list[int], secrets_by_bot: list[str]) -> li
             bot = Bot(
                 owner_id=user.id,
                 name=f"example-{kind}-{index}",
-                game="podracing",
+                game=game,
                 kind=kind,
                 endpoint=f"http://127.0.0.1:{ports[index]}" if kind == BotKind.HTTP else None,
                 secret_encrypted=encrypt_secret(settings, secret),
@@ -264,7 +320,7 @@ def _register_bots(kind: str, ports: list[int], secrets_by_bot: list[str]) -> li
             session.flush()
             if kind == BotKind.HOSTED:
                 version = BotVersion(
-                    bot_id=bot.id, number=1, source=HOSTED_SOURCES[index], contract=HostedContract.DECIDE
+                    bot_id=bot.id, number=1, source=sources[index], contract=HostedContract.DECIDE
                 )
                 session.add(version)
                 session.flush()
@@ -273,10 +329,101 @@ def _register_bots(kind: str, ports: list[int], secrets_by_bot: list[str]) -> li
     return bot_ids
 
 
-def _measure_run(
-    kind: str, concurrency: int, matches: int, timeout_s: float, bot_ids: list[uuid.UUID], bots: list[Proc]
-) -> dict[str, float]:
-    """Queue `matches` default podracing matches for one fresh worker and time them."""
+def _is_sandbox(pid: int) -> bool:
+    """A hosted bot's process: bubblewrap, or the `process` backend's runner."""
+    try:
+        if Path(f"/proc/{pid}/comm").read_text().strip() == "bwrap":
+            return True
+        return b"hosted_runner" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def worker_own_cpu(pid: int) -> float:
+    """CPU seconds of a worker's own processes (its sandboxes left out: see SandboxCpu)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        if current != pid and _is_sandbox(current):
+            continue
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending.extend(int(child) for child in (task / "children").read_text().split())
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+class SandboxCpu:
+    """CPU of the hosted bots' sandboxes while a run lasts: the usage of their cgroups, sampled every
+    SAMPLE_S (a sandbox is killed with its cgroup, so no process is left to account for it); what a
+    sandbox does after the last sample before its group is removed is missed. None without cgroups."""
+
+    SAMPLE_S = 0.05
+
+    def __init__(self) -> None:
+        from shared.sandbox.cgroups import detect
+
+        support = detect()
+        parents = support.parents if support is not None else {}
+        self._v1 = "cpuacct" in parents
+        self._parent = parents.get("cpuacct") or parents.get("unified")
+        self._first: dict[str, float] = {}
+        """Usage of the groups already there when the run began; a later group counts from 0."""
+        self._last: dict[str, float] = {}
+        self._began = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _usage(self, group: Path) -> float:
+        if self._v1:
+            return int((group / "cpuacct.usage").read_text()) / 1e9
+        for line in (group / "cpu.stat").read_text().splitlines():
+            if line.startswith("usage_usec "):
+                return int(line.split()[1]) / 1e6
+        return 0.0
+
+    def _sample(self) -> None:
+        from shared.sandbox.cgroups import OWNED_GROUP
+
+        if self._parent is None:
+            return
+        for group in self._parent.iterdir():
+            if OWNED_GROUP.fullmatch(group.name):
+                with contextlib.suppress(OSError, ValueError):
+                    usage = self._usage(group)
+                    self._last[group.name] = max(usage, self._last.get(group.name, 0.0))
+                    if not self._began:
+                        self._first[group.name] = usage
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.SAMPLE_S):
+            self._sample()
+
+    def __enter__(self) -> SandboxCpu:
+        self._sample()  # the groups there already (a warm pool's) count from now on
+        self._began = True
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    @property
+    def seconds(self) -> float | None:
+        if self._parent is None:
+            return None
+        return sum(last - self._first.get(name, 0.0) for name, last in self._last.items())
+
+
+def _measure_run(run: Run, timeout_s: float, bot_ids: list[uuid.UUID], bots: list[Proc]) -> dict[str, float]:
+    """Queue `run.matches` default matches for one fresh worker and time them."""
     from sqlalchemy import func, select
 
     from shared.db.models import Match
@@ -284,17 +431,17 @@ def _measure_run(
     from shared.matches import create_match, enqueue_match
 
     with processes() as started:
-        worker = _start_worker(concurrency)
+        worker = _start_worker(run.concurrency, run.client)
         started.append(worker)
         with session_scope() as session:
             match_ids: list[uuid.UUID] = []
-            for seed in range(matches):
+            for seed in range(run.matches):
                 order = bot_ids if seed % 2 == 0 else bot_ids[::-1]
-                match_ids.append(create_match(session, game="podracing", bot_ids=order, seed=1000 + seed).id)
+                match_ids.append(create_match(session, game=run.game, bot_ids=order, seed=1000 + seed).id)
         worker.wait_for("ready.", timeout=60)  # we measure playing, not booting
-        hosted = kind == BotKind.HOSTED
-        worker_cpu0 = process_tree_cpu(worker.proc.pid, reaped=hosted)
-        bots_cpu0 = sum(process_tree_cpu(p.proc.pid) for p in bots)
+        sandboxes = SandboxCpu().__enter__()
+        worker0 = worker_own_cpu(worker.proc.pid)
+        bots0 = sum(process_tree_cpu(p.proc.pid) for p in bots)
         started_wall = time.time()
         started_at = time.perf_counter()
         for match_id in match_ids:
@@ -310,33 +457,40 @@ def _measure_run(
                         Match.id.in_(match_ids), Match.status.in_([MatchStatus.FINISHED, MatchStatus.FAILED])
                     )
                 ).one()
-                failed = session.scalar(
-                    select(func.count()).where(Match.id.in_(match_ids), Match.status == MatchStatus.FAILED)
+                failed = (
+                    session.scalar(
+                        select(func.count()).where(
+                            Match.id.in_(match_ids), Match.status == MatchStatus.FAILED
+                        )
+                    )
+                    or 0
                 )
-            if done == matches:
+            if done == run.matches:
                 break
             time.sleep(0.2)
-        worker_cpu = process_tree_cpu(worker.proc.pid, reaped=hosted) - worker_cpu0
-        bots_cpu = sum(process_tree_cpu(p.proc.pid) for p in bots) - bots_cpu0
+        worker1 = worker_own_cpu(worker.proc.pid)
+        bots_cpu = sum(process_tree_cpu(p.proc.pid) for p in bots) - bots0
+        sandboxes.__exit__()
+    if run.kind == BotKind.HOSTED:
+        bots_cpu = sandboxes.seconds if sandboxes.seconds is not None else float("nan")
     # Matches per minute over the time the finished ones took (from queueing to the last finish).
     elapsed = (last_finish.timestamp() - started_wall) if last_finish is not None else timeout_s
     elapsed = max(elapsed, 1e-6)
+    worker_cpu = worker1 - worker0
     return {
-        "concurrency": float(concurrency),
         "matches": float(done),
-        "queued": float(matches),
         "failed": float(failed or 0),
         "seconds": elapsed,
         "per_minute": done / elapsed * 60,
         "avg_turns": turns / done if done else 0.0,
         "worker_cpu_per_match": worker_cpu / done if done else 0.0,
+        "worker_cpu_per_request": worker_cpu / (2 * turns) if turns else 0.0,
         "bots_cpu_per_match": bots_cpu / done if done else 0.0,
     }
 
 
-def bench_throughput(plan: list[tuple[str, int, int]], timeout_s: float) -> list[dict[str, float]]:
-    """One measurement per (bot kind, worker concurrency, matches) in `plan`, each with a fresh
-    worker, on one scratch database."""
+def bench_throughput(runs: list[Run], timeout_s: float) -> list[dict[str, float]]:
+    """One measurement per run, each with a fresh worker, on one scratch database."""
     import redis
 
     from shared.protocol.signing import generate_secret
@@ -344,15 +498,25 @@ def bench_throughput(plan: list[tuple[str, int, int]], timeout_s: float) -> list
     redis_client = redis.Redis.from_url(BENCH_REDIS_URL)
     redis_client.flushdb()
     _create_database()
+    pairs = _pairs()
     results = []
     try:
         with processes() as http_bots:
-            secrets_by_bot = [generate_secret() for _ in EXAMPLE_BOTS]
-            ports = [start_bot(http_bots, m, s) for m, s in zip(EXAMPLE_BOTS, secrets_by_bot, strict=True)]
-            bot_ids = {kind: _register_bots(kind, ports, secrets_by_bot) for kind in BotKind}
-            for kind, concurrency, matches in plan:
-                bots = http_bots if kind == BotKind.HTTP else []
-                results.append(_measure_run(kind, concurrency, matches, timeout_s, bot_ids[kind], bots))
+            bot_ids: dict[tuple[str, str], list[uuid.UUID]] = {}
+            bots: dict[str, list[Proc]] = {}
+            for game in dict.fromkeys(run.game for run in runs):
+                secrets_by_bot = [generate_secret() for _ in pairs[game].http_modules]
+                first = len(http_bots)
+                ports = [
+                    start_bot(http_bots, module, secret)
+                    for module, secret in zip(pairs[game].http_modules, secrets_by_bot, strict=True)
+                ]
+                bots[game] = http_bots[first:]
+                for kind in BotKind:
+                    bot_ids[game, kind] = _register_bots(game, kind, ports, secrets_by_bot)
+            for run in runs:
+                serving = bots[run.game] if run.kind == BotKind.HTTP else []
+                results.append(_measure_run(run, timeout_s, bot_ids[run.game, run.kind], serving))
                 redis_client.flushdb()  # tasks of matches a timed-out run left behind
     finally:
         _drop_database()
@@ -379,15 +543,23 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="fewer turns and matches (about a minute)")
+    parser.add_argument("--quick", action="store_true", help="fewer turns and matches (a few minutes)")
     parser.add_argument("--turns", type=int, default=None, help="turns per round in (a) [300; quick 100]")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds in (a) [5; quick 3]")
     parser.add_argument("--matches", type=int, default=None, help="HTTP matches per run in (b) [20; quick 8]")
     parser.add_argument(
-        "--hosted-matches", type=int, default=None, help="hosted matches per run in (c) [10; quick 4]"
+        "--hosted-matches", type=int, default=None, help="hosted matches per run in (b) [10; quick 4]"
     )
     parser.add_argument(
-        "--timeout", type=float, default=60.0, help="give up on one run after this many seconds"
+        "--games", default="podracing,battle", help="games of (b), comma-separated [podracing,battle]"
+    )
+    parser.add_argument(
+        "--baseline",
+        action="store_true",
+        help="also run every (b) measurement with the previous bot client (httpx), alternating",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, help="give up on one run after this many seconds"
     )
     parser.add_argument("--keep-logs", action="store_true", help=f"keep the processes' logs in {LOG_DIR}")
     args = parser.parse_args()
@@ -396,6 +568,10 @@ def main() -> int:
     args.rounds = args.rounds or (3 if quick else 5)
     args.matches = args.matches or (8 if quick else 20)
     args.hosted_matches = args.hosted_matches or (4 if quick else 10)
+    args.games = [game for game in args.games.split(",") if game]
+    unknown = set(args.games) - {"podracing", "battle"}
+    if unknown:
+        parser.error(f"unknown game(s): {', '.join(sorted(unknown))}")
     try:
         return run(args)
     finally:
@@ -405,29 +581,31 @@ def main() -> int:
                 LOG_DIR.parent.rmdir()
 
 
-def _run_row(label: str, result: dict[str, float], target: str = "") -> tuple[str, str, str]:
-    missing = int(result["queued"] - result["matches"])
-    return (
-        f"{label}, worker -c {int(result['concurrency'])} ({int(result['matches'])} matches, "
-        f"avg {result['avg_turns']:.0f} turns, {int(result['failed'])} failed"
-        + (f", {missing} unfinished" if missing else "")
-        + ")",
-        f"{result['per_minute']:.1f}",
-        target,
-    )
+def _plan(args: argparse.Namespace) -> list[Run]:
+    clients = CLIENTS if args.baseline else CLIENTS[:1]
+    runs = []
+    for game in args.games:
+        for kind, matches in ((BotKind.HTTP, args.matches), (BotKind.HOSTED, args.hosted_matches)):
+            for concurrency in (1, 2):
+                order = clients if concurrency == 1 else clients[::-1]  # each client first in turn
+                runs += [Run(game, kind, concurrency, client, matches) for client in order]
+    return runs
+
+
+def _load() -> str:
+    return "/".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    load_at_start = _load()
     overhead = bench_overhead(args.turns, args.rounds)
-    plan = [
-        (BotKind.HTTP, 1, args.matches),
-        (BotKind.HOSTED, 1, args.hosted_matches),
-        (BotKind.HTTP, 2, args.matches),
-        (BotKind.HOSTED, 2, args.hosted_matches),
-    ]
-    http1, hosted1, http2, hosted2 = bench_throughput(plan, args.timeout)
-    load = os.getloadavg()[0]
+    runs = _plan(args)
+    results = bench_throughput(runs, args.timeout)
+    print(
+        f"\nplatform benchmark  (cpus: {os.cpu_count()}; load average 1/5/15 min at start {load_at_start}, "
+        f"at end {_load()}; took {time.perf_counter() - started:.0f} s)"
+    )
     rows = [
         ("(a) bare httpx keep-alive POST, ms/turn", f"{overhead['bare_ms']:.3f}", ""),
         ("(a) runner connection layer, ms/turn", f"{overhead['runner_ms']:.3f}", ""),
@@ -437,33 +615,44 @@ def run(args: argparse.Namespace) -> int:
             f"{overhead['loop_ms']:.3f}",
             "",
         ),
-        _run_row("(b) HTTP bots: podracing matches/min, 1 worker", http1, ">= 60"),
-        _run_row("(b) HTTP bots: podracing matches/min, 1 worker", http2),
-        (
-            "(b) -c 1: worker CPU per match, ms (bots' CPU per match)",
-            f"{http1['worker_cpu_per_match'] * 1000:.0f}",
-            f"({http1['bots_cpu_per_match'] * 1000:.0f})",
-        ),
-        ("(b) -c 1: CPU-bound ceiling on this machine if idle, matches/min", f"{ceiling(http1):.1f}", ""),
-        _run_row("(c) hosted bots: podracing matches/min, 1 worker", hosted1, ">= 60"),
-        _run_row("(c) hosted bots: podracing matches/min, 1 worker", hosted2),
-        (
-            "(c) -c 1: worker + sandboxes CPU per match, ms",
-            f"{hosted1['worker_cpu_per_match'] * 1000:.0f}",
-            "",
-        ),
     ]
     width = max(len(r[0]) for r in rows)
-    print(
-        f"\nplatform benchmark  (cpus: {os.cpu_count()}, load average at end: {load:.2f}, "
-        f"took {time.perf_counter() - started:.0f} s)"
-    )
-    print("default podracing config; '-c N' is the worker's celery concurrency (processes)")
     print(f"{'measure'.ljust(width)}  {'value':>9}  target")
     print("-" * (width + 20))
     for name, value, target in rows:
         print(f"{name.ljust(width)}  {value:>9}  {target}")
-    ok = overhead["ratio"] <= 1.5 and http1["per_minute"] >= 60 and hosted1["per_minute"] >= 60
+    print(
+        "\n(b) one worker, default config, a fresh worker per row; '-c N': its celery concurrency; "
+        "CPU per request: per bot request (2 a turn); bots' CPU: SDK processes, or sandboxes for hosted"
+    )
+    header = (
+        f"{'game':<10}{'bots':<8}{'client':<11}{'-c':>3}{'matches/min':>13}{'matches':>9}{'turns':>7}"
+        f"{'worker ms/match':>17}{'worker us/request':>19}{'bots ms/match':>15}  target"
+    )
+    print(header)
+    print("-" * len(header))
+    ok = overhead["ratio"] <= 1.5
+    for spec, result in zip(runs, results, strict=True):
+        targeted = spec.game == "podracing" and spec.concurrency == 1 and spec.client == CLIENTS[0]
+        target = ">= 60" if targeted else ""
+        if targeted:
+            ok = ok and result["per_minute"] >= 60
+        missing = spec.matches - int(result["matches"])
+        notes = (f"  {int(result['failed'])} failed" if result["failed"] else "") + (
+            f"  {missing} unfinished" if missing else ""
+        )
+        print(
+            f"{spec.game:<10}{spec.kind:<8}{spec.client:<11}{spec.concurrency:>3}"
+            f"{result['per_minute']:>13.1f}{int(result['matches']):>9}{result['avg_turns']:>7.0f}"
+            f"{result['worker_cpu_per_match'] * 1e3:>17.0f}{result['worker_cpu_per_request'] * 1e6:>19.0f}"
+            f"{result['bots_cpu_per_match'] * 1e3:>15.0f}  {target}{notes}"
+        )
+    for spec, result in zip(runs, results, strict=True):
+        if spec.kind == BotKind.HTTP and spec.concurrency == 1 and spec.client == CLIENTS[0]:
+            print(
+                f"{spec.game} HTTP -c 1: CPU-bound ceiling on this machine if idle: "
+                f"{ceiling(result):.1f} matches/min"
+            )
     print("\nall targets met" if ok else "\nsome targets missed (see above)")
     return 0
 

@@ -117,6 +117,14 @@ class Settings(BaseSettings):
     health_timeout_s: float = Field(default=5.0, gt=0)
     max_consecutive_failures: int = Field(default=10, ge=1)
     max_response_bytes: int = Field(default=64 * 1024, ge=1024)
+    sign_legacy_v1: bool = True
+    """Sign requests to HTTP bots with the deprecated v1 entry too, next to v2 (docs/protocol.md):
+    on while the deprecation lasts, so bots that only check v1 keep working; off, one HMAC per
+    request instead of two. Hosted bots never get v1 (they run the SDK, which requires v2)."""
+    bot_client: Literal["httptools", "httpx"] = "httptools"
+    """How the runner talks HTTP to bots: httptools (shared/botclient/http1.py), or the previous httpx
+    path (shared/botclient/httpx_client.py), kept only as the baseline `scripts/bench_platform.py
+    --baseline` measures against."""
     static_hosts: dict[str, list[str]] | None = None
     """If set (JSON, e.g. `{"bot.test": ["127.0.0.1"]}`), bot host names resolve from this table only
     and DNS is never asked: the test suite sets it; closed networks may too."""

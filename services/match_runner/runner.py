@@ -175,12 +175,14 @@ async def play_match(
                 return_exceptions=True,
             )
             actions: list[JSON | None] = [None] * num_players
+            bodies: list[bytes | None] = [None] * num_players  # what the replay sizes actions by
             forfeits_now, pending_forfeits = pending_forfeits, []
             for player, answer in zip(active, answers, strict=True):
                 reply = _readable(match, player, answer)
                 stats[player].record(turn, reply)
                 if reply.ok:
                     actions[player] = reply.action
+                    bodies[player] = reply.body
                     latency.observe(reply.latency_ms / 1000)
                 else:
                     metrics.BOT_FAILURES.labels(game.name, "timeout" if reply.timed_out else "error").inc()
@@ -193,7 +195,7 @@ async def play_match(
                         )
                         pending_forfeits.append(player)
             step = match.step(actions)
-            recorder.record_turn(actions, forfeits_now, step)
+            recorder.record_turn(actions, forfeits_now, step, bodies)
             if on_turn is not None and not _tell(on_turn, turn, actions, step):
                 on_turn = None
     finally:

@@ -3,6 +3,15 @@
 Everything the decoder refuses raises `AnswerError` with a short reason that the bot's owner sees;
 nothing else escapes. Bounds are checked before or while parsing: the nesting depth before (so the
 parser never recurses deeply), numbers while (so no huge int or non-finite float ever exists).
+
+Most answers are a few hundred bytes that no bound comes near, and scans of the raw bytes (strings
+included, so they can only err towards the full path) show it: at most MAX_DEPTH brackets in all
+cannot nest deeper; no run of more than MAX_INT_DIGITS digits means no integer is too long; and
+no digit followed by an exponent (`1e999`) means no number can overflow to infinity (without one, a
+number has at most MAX_INT_DIGITS digits before its point). Such a body is parsed without the
+string-stripping depth count and without the per-number checks (a Python call for every number),
+by the same parser otherwise: it is accepted or refused exactly as on the full path, with the same
+reason (tests/botclient/test_answers.py compares both over a corpus).
 """
 
 from __future__ import annotations
@@ -18,6 +27,9 @@ MAX_INT_DIGITS = 20
 """Longest integer accepted (64-bit values fit); Python would spend quadratic time on longer ones."""
 
 _STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NUMBER_SHAPE = bytes.maketrans(b"123456789E", b"000000000e")
+"""Every digit as 0 and the exponent as e, so that plain substring searches find digit runs."""
+_LONG_INT = b"0" * (MAX_INT_DIGITS + 1)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _OPENING = frozenset(b"[{")
 
@@ -65,18 +77,34 @@ def _finite_float(text: str) -> float:
     return value
 
 
+# Made once: json.loads with these arguments would build a decoder (and its scanner) per call.
+_STRICT = json.JSONDecoder(parse_constant=_refuse_constant, parse_int=_bounded_int, parse_float=_finite_float)
+_SHORT_INTS = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+"""For text without a long digit run: the C parser makes the integers itself."""
+_SHORT_NUMBERS = json.JSONDecoder(parse_constant=_refuse_constant)
+"""For text without a long digit run or an exponent: the C parser makes every number itself."""
+
+
 def decode_answer(data: bytes) -> Any:
     """The JSON value of a bot's answer body; raises AnswerError for anything we will not read."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise AnswerError("answer is not UTF-8 text") from None
+    if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:  # the fast path (see the module docstring)
+        shape = data.translate(_NUMBER_SHAPE)
+        if _LONG_INT not in shape:
+            return _decode(_SHORT_INTS if b"0e" in shape else _SHORT_NUMBERS, text)
     if nesting_depth(data, MAX_DEPTH) > MAX_DEPTH:
         raise AnswerError(f"answer is nested deeper than {MAX_DEPTH} levels")
+    return _decode(_STRICT, text)
+
+
+def _decode(decoder: json.JSONDecoder, text: str) -> Any:
     try:
-        return json.loads(
-            text, parse_constant=_refuse_constant, parse_int=_bounded_int, parse_float=_finite_float
-        )
+        if text.startswith("\ufeff"):  # refused as json.loads refuses it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        return decoder.decode(text)
     except AnswerError:
         raise
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:

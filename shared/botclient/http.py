@@ -5,16 +5,24 @@ bot does (hangs, answers 500, redirects, sends garbage or a huge body, closes th
 turn ends within its timeout with a `TurnReply` that says what went wrong; nothing raises.
 
 The bytes travel through `shared.botclient.http1` (httptools on an asyncio protocol); the previous
-httpx path (`shared.botclient.httpx_client`) is still used when a caller passes an httpx transport.
+httpx path (`shared.botclient.httpx_client`) is still used when a caller passes an httpx transport,
+and by `open` and `over_unix_socket` when `Settings.bot_client` asks for it (the benchmarks'
+baseline).
+
+Message ids are `<match>-<turn>-<player>-<connection><n>`: 16 random hex digits drawn once per
+connection, then a count of its requests. A bot's replay cache needs an id never used before with
+its secret inside the freshness window; the count makes ids unique on one connection, the random
+part across connections, processes and retried matches (a retry opens new connections).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import secrets
 import ssl
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -30,7 +38,7 @@ from shared.botclient.http1 import (
     UnixDialer,
     shorten,
 )
-from shared.botclient.httpx_client import HttpxTransport
+from shared.botclient.httpx_client import HttpxTransport, SocketTransport, pinned_httpx_transport
 from shared.botclient.ssrf import resolve_endpoint, resolver_for
 from shared.config import Settings
 from shared.protocol.signing import Signer
@@ -51,6 +59,9 @@ class TurnReply:
     latency_ms: float
     error: str | None = None
     timed_out: bool = False
+    body: bytes | None = None
+    """The answer body `action` was decoded from, when there is one: the replay sizes the action by
+    it (shared.games.replay) instead of serialising the action once more."""
 
     @property
     def ok(self) -> bool:
@@ -82,7 +93,8 @@ class HttpBotConnection:
 
     The transport is the only thing that differs between an HTTP bot (TCP, or TLS for https, to the
     address checked by the SSRF policy) and a hosted bot (the sandbox's Unix socket). An httpx
-    transport is accepted too and read through `HttpxTransport`.
+    transport is accepted too and read through `HttpxTransport`. `legacy_v1` adds the deprecated v1
+    signature entries (see shared.protocol.signing).
     """
 
     def __init__(
@@ -93,11 +105,15 @@ class HttpBotConnection:
         *,
         max_response_bytes: int,
         previous_secrets: tuple[str, ...] = (),
+        legacy_v1: bool = True,
     ) -> None:
         try:
-            self._signer = Signer(secret, *previous_secrets)  # previous: a rotation's grace window
+            # previous: a rotation's grace window
+            self._signer = Signer(secret, *previous_secrets, legacy_v1=legacy_v1)
         except ValueError as exc:
             raise BotEndpointError(f"bot secret is unusable: {exc}") from None
+        self._id_prefix = secrets.token_hex(8)
+        self._sent = itertools.count()
         base = str(base_url).rstrip("/")
         # Parsed once, not on every turn.
         self._turn_url = httpx.URL(base + "/turn")
@@ -124,25 +140,38 @@ class HttpBotConnection:
             timeout_s=settings.health_timeout_s,
             networks=settings.bot_networks,
         )
+        transport: BotTransport | httpx.AsyncBaseTransport = (
+            pinned_httpx_transport(resolved)
+            if settings.bot_client == "httpx"
+            else Http1Transport(TcpDialer.for_endpoint(resolved))
+        )
         return cls(
             resolved.url,
             secret,
-            Http1Transport(TcpDialer.for_endpoint(resolved)),
+            transport,
             max_response_bytes=settings.max_response_bytes,
             previous_secrets=previous_secrets,
+            legacy_v1=settings.sign_legacy_v1,
         )
 
     @classmethod
     def over_unix_socket(
         cls, socket_path: str, secret: str, settings: Settings, previous_secrets: tuple[str, ...] = ()
     ) -> HttpBotConnection:
-        """Connect to a hosted bot: the same protocol, carried over the sandbox's Unix socket."""
+        """Connect to a hosted bot: the same protocol, carried over the sandbox's Unix socket. Signed
+        with v2 only: hosted bots run the SDK, which never accepts v1."""
+        transport: BotTransport | httpx.AsyncBaseTransport = (
+            SocketTransport(uds=socket_path)
+            if settings.bot_client == "httpx"
+            else Http1Transport(UnixDialer(socket_path))
+        )
         return cls(
             UNIX_SOCKET_BASE_URL,
             secret,
-            Http1Transport(UnixDialer(socket_path)),
+            transport,
             max_response_bytes=settings.max_response_bytes,
             previous_secrets=previous_secrets,
+            legacy_v1=False,
         )
 
     async def __aenter__(self) -> HttpBotConnection:
@@ -197,7 +226,7 @@ class HttpBotConnection:
             "observation": observation,
         }
         body = json.dumps(payload, separators=(",", ":")).encode()
-        msg_id = f"{match_id}-{turn}-{player}-{uuid.uuid4().hex[:16]}"  # never reused, even on retries
+        msg_id = f"{match_id}-{turn}-{player}-{self._id_prefix}{next(self._sent):x}"  # see the module doc
         started = time.perf_counter()
         try:
             async with asyncio.timeout(timeout_ms / 1000):
@@ -221,11 +250,11 @@ class HttpBotConnection:
             return TurnReply(None, latency_ms, str(exc))
         if not isinstance(answer, dict) or "action" not in answer:
             return TurnReply(None, latency_ms, 'answer is not a JSON object with an "action"')
-        return TurnReply(answer["action"], latency_ms)
+        return TurnReply(answer["action"], latency_ms, body=data)
 
     async def health(self, timeout_s: float) -> None:
         """Signed `GET /health`; raises BotEndpointError unless the bot answers 200 {"status": "ok"}."""
-        msg_id = f"health-{uuid.uuid4().hex}"
+        msg_id = f"health-{self._id_prefix}{next(self._sent):x}"
         try:
             async with asyncio.timeout(timeout_s):
                 status, data = await self._exchange("GET", self._health_url, self._health_target, msg_id, b"")

@@ -51,12 +51,16 @@ class BattleMatch(Match):
         self.constants = self._constants()
         self._dt = config.dt
         self._map_json = self.map.to_json()
+        self._checked: dict[int, tuple[JSON | None, SanitisedAction]] = {}
+        """Per player, the action `check_action` read this turn and its reading, for step() to reuse."""
 
     # ----------------------------------------------------------------- turn
     def check_action(self, player: int, action: JSON | None) -> None:
-        self.sanitiser.sanitise(action, {u.uid: u.alive for u in self.world.team_units[player]})
+        own = {u.uid: u.alive for u in self.world.team_units[player]}
+        self._checked[player] = (action, self.sanitiser.sanitise(action, own))
 
     def step(self, actions: Sequence[JSON | None]) -> StepResult:
+        checked, self._checked = self._checked, {}  # readings of this turn only
         if self.finished:
             return StepResult([], [])
         w = self.world
@@ -65,6 +69,10 @@ class BattleMatch(Match):
             if self.forfeited[player]:
                 continue
             raw = actions[player] if player < len(actions) else None
+            reading = checked.get(player)
+            if reading is not None and reading[0] is raw:  # read this turn already: same object, same state
+                self._apply(player, reading[1])
+                continue
             own = {u.uid: u.alive for u in w.team_units[player]}
             self._apply(player, self.sanitiser.sanitise(raw, own))
         w.advance(self.cfg.ticks_per_turn, self.end_tick)
@@ -219,6 +227,7 @@ class BattleMatch(Match):
     def forfeit(self, player: int) -> None:
         if self.forfeited[player]:
             return
+        self._checked = {}
         self.forfeited[player] = True
         w = self.world
         for u in w.team_units[player]:

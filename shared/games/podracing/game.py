@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from shared.games.base import JSON, Decide, Game, GameEvent, Match, MatchResult, PlayerResult, StepResult
-from shared.games.podracing.actions import sanitize_action
+from shared.games.podracing.actions import SanitizedAction, sanitize_action
 from shared.games.podracing.config import PodracingConfig
 from shared.games.podracing.engine import (
     HEIGHT,
@@ -69,6 +69,8 @@ class PodracingMatch(Match):
         for metrics in self._metrics:
             metrics["finished_turn"] = -1.0
         self._messages: list[str | None] = [None] * (NUM_PLAYERS * PODS_PER_PLAYER)
+        self._checked: list[tuple[JSON | None, SanitizedAction] | None] = [None] * NUM_PLAYERS
+        """Per player, the action `check_action` read this turn and its reading, for step() to reuse."""
 
     # ------------------------------------------------------------ for bots
 
@@ -99,9 +101,14 @@ class PodracingMatch(Match):
         return [race.checkpoints[pod.next_checkpoint] for pod in pods]
 
     def check_action(self, player: int, action: JSON | None) -> None:
-        sanitize_action(action, self._targets(player), self.race.config.max_thrust)
+        self._checked[player] = (
+            action,
+            sanitize_action(action, self._targets(player), self.race.config.max_thrust),
+        )
 
     def step(self, actions: Sequence[JSON | None]) -> StepResult:
+        checked, self._checked = self._checked, [None] * NUM_PLAYERS  # readings of this turn only
+        # An action check_action read this turn is not read again: the same object, the same state.
         if self.finished:
             return StepResult(events=[], frames=[])
         race = self.race
@@ -109,7 +116,12 @@ class PodracingMatch(Match):
         messages: list[str | None] = []
         for player in range(NUM_PLAYERS):
             raw = actions[player] if player < len(actions) else None
-            sanitized = sanitize_action(raw, self._targets(player), race.config.max_thrust)
+            reading = checked[player]
+            sanitized = (
+                reading[1]
+                if reading is not None and reading[0] is raw
+                else sanitize_action(raw, self._targets(player), race.config.max_thrust)
+            )
             commands.extend(sanitized.commands)
             messages.extend(sanitized.messages)
             self._metrics[player]["invalid_actions"] += sanitized.invalid
@@ -192,6 +204,7 @@ class PodracingMatch(Match):
         return frame
 
     def forfeit(self, player: int) -> None:
+        self._checked = [None] * NUM_PLAYERS
         self.race.forfeit(player)
 
 
