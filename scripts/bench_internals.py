@@ -253,9 +253,10 @@ def _run_on_uvloop(coro_fn: Callable[[], Any]) -> Any:
 
 # ----------------------------------------------------------------------------------- (b) HTTP match
 def bench_http(matches: int) -> None:
-    from services.match_runner.runner import play_match
     from shared.config import get_settings
     from shared.games.registry import get_game
+    from shared.play.prometheus import PrometheusTurnMetrics
+    from shared.play.turns import play_match
     from shared.protocol.signing import generate_secret
 
     secret = generate_secret()
@@ -279,7 +280,13 @@ def bench_http(matches: int) -> None:
                 bots0 = _cpu_seconds(pid_a) + _cpu_seconds(pid_b)
                 cpu0, wall0 = time.process_time(), time.perf_counter()
                 played = await play_match(
-                    game, match_id=f"bench-{seed}", seed=seed, config={}, clients=clients, settings=settings
+                    game,
+                    match_id=f"bench-{seed}",
+                    seed=seed,
+                    config={},
+                    clients=clients,
+                    settings=settings,
+                    metrics=PrometheusTurnMetrics,
                 )
                 if not timed:
                     return

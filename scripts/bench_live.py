@@ -1,7 +1,7 @@
 """What live frames cost a match: podracing matches per minute with live publishing off and on,
 measured in the same run (target: at most 5% apart).
 
-The match runner's own turn loop (services.match_runner.runner.play_match, what a worker runs)
+The match runner's own turn loop (shared.play.turns.play_match, what a worker runs, with its metrics)
 plays full podracing matches in this process between two SDK bot processes on loopback (the
 example runner and follower bots, over HTTP, signed). Three cases, interleaved round by round so
 that drift in the machine's load hits them alike:
@@ -42,11 +42,12 @@ async def _matches(ports: list[int], secret: str, seeds: list[int], live: bool) 
     """Wall seconds and this process's CPU seconds (every thread: the sender's too) to play these
     matches back to back, and the turns played."""
     from services.match_runner.announce import FrameAnnouncer
-    from services.match_runner.runner import play_match
     from shared.botclient import HttpBotConnection
     from shared.config import get_settings
     from shared.events import get_publisher
     from shared.games.registry import get_game
+    from shared.play.prometheus import PrometheusTurnMetrics
+    from shared.play.turns import play_match
 
     settings = get_settings()
     game = get_game("podracing")
@@ -65,6 +66,7 @@ async def _matches(ports: list[int], secret: str, seeds: list[int], live: bool) 
                 clients=clients,
                 settings=settings,
                 on_turn=announcer,
+                metrics=PrometheusTurnMetrics,
             )
             if announcer is not None:
                 announcer.flush()

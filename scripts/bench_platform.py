@@ -161,10 +161,11 @@ async def _bare_turns(port: int, secret: str, observations: list[dict[str, Any]]
 
 
 async def _loop_turns(ports: list[int], secret: str, matches: int) -> tuple[float, int]:
-    from services.match_runner.runner import play_match
     from shared.botclient import HttpBotConnection
     from shared.config import get_settings
     from shared.games.registry import get_game
+    from shared.play.prometheus import PrometheusTurnMetrics
+    from shared.play.turns import play_match
 
     settings = get_settings()
     clients = [await HttpBotConnection.open(f"http://127.0.0.1:{p}", secret, settings) for p in ports]
@@ -179,6 +180,7 @@ async def _loop_turns(ports: list[int], secret: str, matches: int) -> tuple[floa
                 config={},
                 clients=clients,
                 settings=settings,
+                metrics=PrometheusTurnMetrics,
             )
             elapsed += time.perf_counter() - started
             turns += played.turns

@@ -46,31 +46,31 @@ def _open_browser(choice: bool | None) -> bool:
 
 
 def play(args: argparse.Namespace) -> int:
-    from services.cli import play_args
-    from services.cli.bot_specs import parse_bots
     from services.cli.replay_files import default_replay_path, write_replay
     from shared.games.registry import UnknownGameError, get_game
+    from shared.play import options
+    from shared.play.bot_specs import parse_bots
 
     try:
         game = get_game(args.game)
     except UnknownGameError as exc:
         raise CliError(str(exc.args[0])) from None
-    play_args.check_player_count(game, len(args.bots))
-    config = play_args.parse_config(game, args.config)
+    options.check_player_count(game, len(args.bots))
+    config = options.parse_config(game, args.config)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     if not 0 <= seed < 2**63:
         raise CliError("--seed must be between 0 and 2**63 - 1")
     env_secret = os.environ.get("ARENA_BOT_SECRET")
     secret_list = args.secret or ([env_secret] if env_secret else [])
-    settings = play_args.local_settings(
+    settings = options.local_settings(
         turn_timeout_ms=args.turn_timeout_ms, first_turn_timeout_ms=args.first_turn_timeout_ms
     )
     specs = parse_bots(game, args.bots, secret_list, max_chars=settings.hosted_code_max_chars)
-    backend, warning = play_args.choose_sandbox(args.sandbox, specs)
+    backend, warning = options.choose_sandbox(args.sandbox, specs)
     settings = settings.model_copy(update={"sandbox_backend": backend})
     if warning:
         print(warning, file=sys.stderr, flush=True)
-    from services.cli import local_play  # the runner's imports: only once the arguments are good
+    from shared.play import local_play  # the turn loop's imports: only once the arguments are good
 
     match = local_play.play(game, specs, seed, config, settings)
     path = Path(args.replay) if args.replay else default_replay_path(game.name, seed)

@@ -16,8 +16,9 @@ from typing import NoReturn
 
 from services.cli import commands, evolve_commands, train_commands
 from services.cli.api_client import DEFAULT_URL
-from services.cli.bot_specs import BOT_FORMS, SANDBOX_CHOICES
 from services.cli.errors import CliError
+from shared.play.bot_specs import BOT_FORMS, SANDBOX_CHOICES
+from shared.play.errors import PlayError
 
 DEFAULT_VIEW_HOST = "127.0.0.1"
 DEFAULT_VIEW_PORT = 8765
@@ -507,6 +508,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"arena: {exc.message}", file=sys.stderr)
         return exc.status
+    except PlayError as exc:  # a local match that cannot be played as asked: the user's to fix too
+        error = CliError(str(exc))
+        print(f"arena: {error.message}", file=sys.stderr)
+        return error.status
     except KeyboardInterrupt:
         print("arena: interrupted", file=sys.stderr)
         return 130

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from services.cli.local_play import LocalMatch
+    from shared.play.local_play import LocalMatch
 
 MAX_ERROR_SAMPLES_SHOWN = 3
 

@@ -18,11 +18,10 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from enum import StrEnum
 
 from services.match_runner import announce, metrics
 from services.match_runner.health import HealthCheck, record_checks
-from services.match_runner.runner import MatchLost, PlayedMatch, play_match
+from services.match_runner.outcome import Outcome
 from services.match_runner.seats import OpenSeat, close_seats, open_seats
 from services.match_runner.store import (
     MatchPlan,
@@ -38,21 +37,11 @@ from shared.games.base import Game
 from shared.games.registry import get_game
 from shared.jobs import worker_name
 from shared.outages import unreachable
+from shared.play.errors import MatchLost
+from shared.play.turns import PlayedMatch, play_match
 from shared.replay_store import ReplayStoreError, replay_store
 
 log = logging.getLogger(__name__)
-
-
-class Outcome(StrEnum):
-    FINISHED = "finished"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    """Not ours to play: finished already, running elsewhere, cancelled or unknown."""
-    LOST = "lost"
-    """We played, but the match was taken away meanwhile; our result was dropped."""
-    UNSTORED = "unstored"
-    """We played, but the replay store refused the replay, so nothing was committed: the match stays
-    running without a heartbeat, and the reaper hands it out again (or fails it after its attempts)."""
 
 
 class NoBotReachable(Exception):
@@ -127,6 +116,7 @@ async def _play(
             heartbeat=beat,
             deadline=deadline,
             on_turn=live,
+            metrics=metrics.TURN_METRICS,
         )
         if live is not None:
             live.flush()  # the last turns, before the finishing transaction and the end's news

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from services.match_runner.runner import TurnClient, UnreachableBot
 from services.match_runner.store import Seat
 from shared.botclient import BotEndpointError, HttpBotConnection
 from shared.bots import grace_secrets
 from shared.config import Settings
 from shared.crypto import SecretDecryptionError, decrypt_secret
+from shared.play.turns import TurnClient, UnreachableBot
 from shared.states import BotKind, HostedContract
 
 if TYPE_CHECKING:

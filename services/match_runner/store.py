@@ -15,12 +15,12 @@ from typing import Any
 from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session, selectinload
 
-from services.match_runner.runner import PlayedMatch
 from shared import ratings
 from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Replay
 from shared.db.session import get_engine, session_scope
 from shared.games.replay import compress
 from shared.jsonsafe import safe_number, safe_text, storable
+from shared.play.turns import PlayedMatch
 from shared.replay_store import ReplayStore, discard, replay_key, replay_store
 from shared.states import BotKind, HostedContract, MatchKind, MatchStatus
 

@@ -1,9 +1,9 @@
 """How strong is a bot? N races against an opponent in the reference engine, with a confidence interval.
 
-Bots are the command line's BOT specs (builtin:NAME, a Python file with decide(), codingame:FILE,
-an http(s):// bot server) and every race is a local match on the platform's own code
-(`services.cli.local_play`: the match runner's turn loop, the hosted-bot sandbox, protocol v1),
-so a win rate measured here is the one the bot would have on the platform.
+Bots are BOT specs as the command line takes them (builtin:NAME, a Python file with decide(),
+codingame:FILE, an http(s):// bot server) and every race is a local match on the platform's own
+code (`shared.play.local_play`: the match runner's turn loop, the hosted-bot sandbox, protocol
+v1), so a win rate measured here is the one the bot would have on the platform.
 
 Race i is played on the track of seed + i // 2 with the bot in seat i % 2: each track is raced
 from both seats, which cancels the start-position advantage. Draws count as non-wins in the win
@@ -22,7 +22,7 @@ from enum import StrEnum
 from multiprocessing import get_context
 from typing import Any
 
-from services.cli.errors import CliError
+from shared.play.errors import PlayError
 
 Z_95 = 1.959963984540054
 """The standard normal quantile of a two-sided 95% interval."""
@@ -125,12 +125,12 @@ class EvalPlan:
 
 def play_races(plan: EvalPlan, indices: list[int]) -> list[RaceOutcome]:
     """Play the races `indices` of the plan, one after the other, in this process."""
-    from services.cli import local_play, play_args
-    from services.cli.bot_specs import parse_bots
     from shared.games.registry import get_game
+    from shared.play import local_play, options
+    from shared.play.bot_specs import parse_bots
 
     game = get_game(plan.game)
-    settings = play_args.local_settings(turn_timeout_ms=plan.turn_timeout_ms)
+    settings = options.local_settings(turn_timeout_ms=plan.turn_timeout_ms)
     settings = settings.model_copy(update={"sandbox_backend": plan.sandbox_backend})
     bot, opponent = parse_bots(
         game, [plan.bot, plan.opponent], list(plan.secrets), max_chars=settings.hosted_code_max_chars
@@ -182,26 +182,26 @@ def evaluate(
 ) -> Evaluation:
     """Play `races` races of `bot` against `opponent` (BOT specs) and count the outcomes.
 
-    Raises CliError for unusable specs, config or options, before any race starts."""
-    from services.cli import play_args
-    from services.cli.bot_specs import parse_bots
+    Raises PlayError for unusable specs, config or options, before any race starts."""
     from shared.games.registry import UnknownGameError, get_game
+    from shared.play import options
+    from shared.play.bot_specs import parse_bots
 
     if races < 1:
-        raise CliError("the number of races must be at least 1")
+        raise PlayError("the number of races must be at least 1")
     if jobs < 1:
-        raise CliError("the number of jobs must be at least 1")
+        raise PlayError("the number of jobs must be at least 1")
     try:
         game_obj = get_game(game)
     except UnknownGameError as exc:
-        raise CliError(str(exc.args[0])) from None
+        raise PlayError(str(exc.args[0])) from None
     if game_obj.min_players > 2 or game_obj.max_players < 2:
-        raise CliError(f"{game} is not a two-player game: evaluation plays one bot against one opponent")
+        raise PlayError(f"{game} is not a two-player game: evaluation plays one bot against one opponent")
     config_text = None if config is None else json.dumps(config)
-    parsed_config = play_args.parse_config(game_obj, config_text)
-    settings = play_args.local_settings(turn_timeout_ms=turn_timeout_ms)
+    parsed_config = options.parse_config(game_obj, config_text)
+    settings = options.local_settings(turn_timeout_ms=turn_timeout_ms)
     specs = parse_bots(game_obj, [bot, opponent], list(secrets), max_chars=settings.hosted_code_max_chars)
-    backend, warning = play_args.choose_sandbox(sandbox, specs)
+    backend, warning = options.choose_sandbox(sandbox, specs)
     if warning and on_warning is not None:
         on_warning(warning)
     plan = EvalPlan(game, bot, opponent, seed, parsed_config, backend, secrets, turn_timeout_ms)

@@ -47,7 +47,8 @@ def test_a_challenge_is_unrated_by_default_and_the_victims_mu_does_not_move(
 ) -> None:
     """The reported attack, replayed: challenges with a chosen seed and config, played by the real
     runner against real bots; the challenged bot's rating must not change."""
-    from services.match_runner.play import Outcome, run_match
+    from services.match_runner.outcome import Outcome
+    from services.match_runner.play import run_match
 
     mine, theirs = register_http_bot(client, alice, bot_server), register_http_bot(client, bob, bot_server)
     before = _mu(client, bob, theirs)

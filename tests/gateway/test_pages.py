@@ -24,7 +24,6 @@ from playwright.sync_api import expect
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
-from services.match_runner.runner import play_match
 from services.match_runner.store import claim_match, fail_match, finish_match
 from shared.botclient import TurnReply
 from shared.config import get_settings
@@ -32,6 +31,7 @@ from shared.db.models import Bot
 from shared.db.session import get_engine
 from shared.games.podracing.bots import runner
 from shared.games.registry import game_names, get_game
+from shared.play.turns import play_match
 from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
 from tests.gateway.conftest import Account, register_hosted_bot
 from tests.gateway.test_web_pages import hostile_name, parse

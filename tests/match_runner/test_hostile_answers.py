@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from services.match_runner.runner import play_match
 from shared.botclient import HttpBotConnection
 from shared.config import get_settings
 from shared.games.base import JSON, Match, StepResult
 from shared.games.podracing.config import PodracingConfig
 from shared.games.podracing.game import PodracingGame, PodracingMatch
 from shared.games.replay import MAX_REPLAY_ACTION_BYTES
+from shared.play.turns import play_match
 from tests.conftest import ManagedProcess
 from tests.match_runner.conftest import WORKER_ENV, RunningBot, queue_match, wait_for_match
 

@@ -11,7 +11,8 @@ from collections.abc import Callable
 import pytest
 from sqlalchemy import select
 
-from services.match_runner.play import Outcome, run_match
+from services.match_runner.outcome import Outcome
+from services.match_runner.play import run_match
 from services.match_runner.store import claim_match
 from services.match_runner.tasks import TASK_REAP_STALE
 from shared.db.models import Match, MatchParticipant, Rating, Replay

@@ -59,8 +59,8 @@ SHARED_FAMILIES = frozenset({"arena_events_published", "arena_events_received"})
 them where the service publishes or subscribes, and need not elsewhere."""
 PREFIXES = {"match-runner": "arena_runner_", "trainer": "arena_trainer_", "evolver": "arena_evolver_"}
 """Whose an `arena_` family is; the gateway's have none of these prefixes. A process may declare
-another service's metrics it imports (the evolver plays evaluation matches with the match runner's
-code, so it has arena_runner_* series of its own, job="evolver")."""
+another service's metrics when it runs the same shared code (the evolver plays evaluation matches on
+the turn loop of shared/play, so it has arena_runner_* turn series of its own, job="evolver")."""
 
 
 def owner(family: str) -> str | None:

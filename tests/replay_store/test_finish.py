@@ -19,7 +19,6 @@ from sqlalchemy import update
 from sqlalchemy.exc import OperationalError
 
 from services.match_runner import store as runner_store
-from services.match_runner.runner import PlayedMatch, play_match
 from services.match_runner.store import claim_match, finish_match
 from shared.botclient import TurnReply
 from shared.config import get_settings
@@ -28,6 +27,7 @@ from shared.db.session import session_scope
 from shared.games.podracing.bots import runner
 from shared.games.registry import get_game
 from shared.games.replay import decompress
+from shared.play.turns import PlayedMatch, play_match
 from shared.replay_store import FilesystemReplayStore, ReplayStoreError, load_replay, replay_key
 from shared.states import MatchStatus, ReplayStorage
 from tests.match_runner.conftest import queue_match, register_bot, user_id  # noqa: F401  (fixtures)

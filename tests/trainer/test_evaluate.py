@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.cli.errors import CliError
 from services.trainer.evaluate import Outcome, evaluate, wilson_interval
+from shared.play.errors import PlayError
 
 ONE_LAP = {"laps": 1}
 
@@ -40,9 +40,9 @@ def test_seats_swap_on_each_track_and_jobs_change_nothing() -> None:
 
 
 def test_unusable_arguments_are_refused_before_any_race() -> None:
-    with pytest.raises(CliError, match="at least 1"):
+    with pytest.raises(PlayError, match="at least 1"):
         evaluate("builtin:runner", "builtin:blocker", 0)
-    with pytest.raises(CliError, match="unknown built-in bot 'nobody'"):
+    with pytest.raises(PlayError, match="unknown built-in bot 'nobody'"):
         evaluate("builtin:nobody", "builtin:blocker", 2)
-    with pytest.raises(CliError, match="invalid --config"):
+    with pytest.raises(PlayError, match="invalid --config"):
         evaluate("builtin:runner", "builtin:blocker", 2, config={"laps": 0})

@@ -4,8 +4,9 @@ queue by any number of match-runner workers (QueueExecutor).
 Generated code only ever runs in the hosted-bot sandbox (shared.sandbox.start_bot: no network,
 an empty environment, frozen between turns), reached over its Unix socket with the platform's
 signed client, exactly as the match runner plays hosted bots. Built-in bots are the platform's own
-code and run in this process. The turn loop is the match runner's (runner.play_match): the same
-timeouts, default actions and forfeits as a ladder match.
+code and run in this process. The turn loop is the platform's (shared.play.turns.play_match): the
+same timeouts, default actions and forfeits as a ladder match, and the same turn metrics
+(`arena_runner_*{job="evolver"}`, shared.play.prometheus).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from services.evolver.evaluation.records import (
     Outcome,
     outcome_of,
 )
-from services.match_runner.runner import PlayedMatch, TurnClient, UnreachableBot, play_match
 from shared.botclient import BotEndpointError, HttpBotConnection
 from shared.botclient.inprocess import InProcessBot
 from shared.config import Settings
@@ -40,6 +40,9 @@ from shared.db.models import Bot, Match, Rating
 from shared.games.base import JSON, Decide, Game, MatchResult, StepResult
 from shared.games.base import Match as GameMatch
 from shared.games.registry import get_game
+from shared.play.local_seats import last_line
+from shared.play.prometheus import PrometheusTurnMetrics
+from shared.play.turns import PlayedMatch, TurnClient, UnreachableBot, play_match
 from shared.protocol.signing import generate_secret
 from shared.sandbox import SandboxError, SandboxLimits, start_bot
 from shared.sandbox.turns import FrozenBetweenTurns
@@ -117,11 +120,6 @@ class _Seat:
                 await close()
 
 
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip().strip("^~ ")]
-    return lines[-1] if lines else "no output"
-
-
 async def _open_hosted(
     source: str, game: str, settings: Settings, limits: SandboxLimits | None, seat: _Seat
 ) -> None:
@@ -145,7 +143,7 @@ async def _open_hosted(
     seat.closers.append(lambda: asyncio.to_thread(sandbox.close))
     if sandbox.start_error:
         output = sandbox.log_tail()
-        detail = _last_line(output) if output else sandbox.start_error
+        detail = last_line(output) if output else sandbox.start_error
         seat.problem = f"the bot did not start: {detail}"[:MAX_SAMPLE_CHARS]
         seat.client = UnreachableBot(seat.problem)
         return
@@ -332,6 +330,7 @@ async def _play_one(
             clients=clients,
             settings=settings,
             deadline=time.monotonic() + deadline_s,
+            metrics=PrometheusTurnMetrics,
         )
     except Exception as exc:
         log.exception("evaluation match failed")

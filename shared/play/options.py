@@ -1,4 +1,4 @@
-"""Checking `arena play`'s options before anything starts: the config, the sandbox, the settings."""
+"""Checking a local match's options before anything starts: the config, the sandbox, the settings."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from services.cli.bot_specs import BotKindArg, BotSpec
-from services.cli.errors import CliError
 from shared.games.base import JSON, Game
+from shared.play.bot_specs import BotKindArg, BotSpec
+from shared.play.errors import PlayError
 
 if TYPE_CHECKING:
     from shared.config import Settings
@@ -26,16 +26,16 @@ def parse_config(game: Game, text: str | None) -> dict[str, JSON]:
     try:
         config = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CliError(f"--config is not valid JSON: {exc}") from None
+        raise PlayError(f"--config is not valid JSON: {exc}") from None
     if not isinstance(config, dict):
-        raise CliError("--config must be a JSON object, e.g. '{\"laps\": 1}'")
+        raise PlayError("--config must be a JSON object, e.g. '{\"laps\": 1}'")
     try:
         game.parse_config(config)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']}" for e in exc.errors()[:5]
         )
-        raise CliError(f"invalid --config for {game.name}: {problems}") from None
+        raise PlayError(f"invalid --config for {game.name}: {problems}") from None
     return config
 
 
@@ -46,7 +46,7 @@ def check_player_count(game: Game, count: int) -> None:
             if game.min_players == game.max_players
             else f"{game.min_players} to {game.max_players}"
         )
-        raise CliError(f"{game.name} is played by {players} bots; got {count}")
+        raise PlayError(f"{game.name} is played by {players} bots; got {count}")
 
 
 def choose_sandbox(requested: str, specs: Sequence[BotSpec]) -> tuple[str, str | None]:
@@ -90,4 +90,4 @@ def local_settings(
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = ".".join(str(part) for part in problem["loc"]) or "settings"
-        raise CliError(f"invalid setting {where}: {problem['msg']}") from None
+        raise PlayError(f"invalid setting {where}: {problem['msg']}") from None

@@ -3,7 +3,9 @@
 Each turn every active player's bot is asked in parallel; a bot that times out or answers badly
 plays the game's default action (the game receives None), and a bot that fails
 `max_consecutive_failures` turns in a row forfeits. The loop knows the game only through
-shared.games.base, so the same code plays podracing, battle and any future game.
+shared.games.base, so the same code plays podracing, battle and any future game. What differs
+between callers comes in as arguments: the bots (TurnClient), a heartbeat, a deadline, a turn
+observer and where to record turn metrics (TurnMetrics).
 """
 
 from __future__ import annotations
@@ -14,15 +16,15 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from services.match_runner import metrics
-from services.match_runner.stats import PlayerStats
 from shared.botclient import TurnReply
 from shared.botclient.http import MAX_ERROR_TEXT
 from shared.config import Settings
 from shared.games.base import JSON, Game, Match, MatchResult, StepResult
 from shared.games.replay import ReplayRecorder
+from shared.play.errors import MatchLost
+from shared.play.stats import PlayerStats
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +48,26 @@ class UnreachableBot:
         return TurnReply(None, 0.0, self.reason)
 
 
-class MatchLost(Exception):
-    """This worker no longer owns the match (the reaper gave it to another worker); stop playing."""
+FailureKind = Literal["timeout", "error"]
+"""Why a bot's turn failed: no answer in time, or an answer (or action) that could not be used."""
+
+
+class TurnMetrics(Protocol):
+    """Where the loop records how the bots of one match answer. Called on every turn of every
+    player: it must be cheap and must not raise."""
+
+    def answered(self, latency_s: float) -> None:
+        """A bot answered a turn with a usable action, `latency_s` seconds after it was asked."""
+        ...
+
+    def failed(self, kind: FailureKind) -> None:
+        """A bot did not answer a turn usefully."""
+        ...
+
+
+MetricsFor = Callable[[str], TurnMetrics]
+"""Makes the TurnMetrics of one match of the named game, as the match starts
+(shared.play.prometheus.PrometheusTurnMetrics in the processes that serve metrics)."""
 
 
 @dataclass
@@ -123,12 +143,14 @@ async def play_match(
     heartbeat: Heartbeat | None = None,
     deadline: float | None = None,
     on_turn: TurnObserver | None = None,
+    metrics: MetricsFor | None = None,
 ) -> PlayedMatch:
     """Play a whole match and return its result, replay and per-player figures.
 
     `deadline` (time.monotonic()) ends the match early with the current standings and end reason
     "time_limit", so a slow match still finishes cleanly before the task's hard time limit.
-    `on_turn` is told about each played turn (its raw actions and what the game produced).
+    `on_turn` is told about each played turn (its raw actions and what the game produced);
+    `metrics`, when given, makes what is told about each answer and each failed turn.
     Raises MatchLost if `heartbeat` reports that the match was taken away from this worker.
     """
     num_players = len(clients)
@@ -143,7 +165,7 @@ async def play_match(
         else None
     )
     end_reason: str | None = None
-    latency = metrics.TURN_LATENCY.labels(game.name)
+    turn_metrics = metrics(game.name) if metrics is not None else None
     try:
         while True:
             for player in pending_forfeits:
@@ -183,9 +205,11 @@ async def play_match(
                 if reply.ok:
                     actions[player] = reply.action
                     bodies[player] = reply.body
-                    latency.observe(reply.latency_ms / 1000)
+                    if turn_metrics is not None:
+                        turn_metrics.answered(reply.latency_ms / 1000)
                 else:
-                    metrics.BOT_FAILURES.labels(game.name, "timeout" if reply.timed_out else "error").inc()
+                    if turn_metrics is not None:
+                        turn_metrics.failed("timeout" if reply.timed_out else "error")
                     if stats[player].consecutive_failures >= settings.max_consecutive_failures:
                         stats[player].forfeited = True
                         stats[

@@ -1,7 +1,8 @@
-"""`arena play`: one match on this machine, on the code the platform runs, without server or database.
+"""A local match: one match on this machine, on the code the platform runs, without server or
+database (`arena play`, the trainer's evaluation).
 
-The turn loop is the match runner's own (services/match_runner/runner.play_match: timeouts,
-default actions, forfeits); the players are opened by local_seats.py.
+The turn loop is the platform's own (shared.play.turns.play_match: timeouts, default actions,
+forfeits); the players are opened by local_seats.py.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from services.cli.bot_specs import BotSpec
-from services.cli.errors import CliError
-from services.cli.local_seats import open_bots
-from services.match_runner.runner import PlayedMatch, play_match
 from shared.config import Settings
 from shared.games.base import JSON, Game
+from shared.play.bot_specs import BotSpec
+from shared.play.local_seats import open_bots
+from shared.play.turns import PlayedMatch, play_match
 
 
 @dataclass
@@ -48,10 +48,8 @@ async def _play(
 def play(
     game: Game, specs: list[BotSpec], seed: int, config: dict[str, JSON], settings: Settings
 ) -> LocalMatch:
-    """Play the match to its end (Ctrl+C stops it and tears every sandbox down)."""
+    """Play the match to its end. Ctrl+C stops it, tears every sandbox down and raises
+    KeyboardInterrupt; a bot that cannot be started or reached raises PlayError."""
     started = time.monotonic()
-    try:
-        played = asyncio.run(_play(game, specs, seed, config, settings))
-    except KeyboardInterrupt:
-        raise CliError("interrupted", status=130) from None
+    played = asyncio.run(_play(game, specs, seed, config, settings))
     return LocalMatch(played, seed, config, specs, time.monotonic() - started)

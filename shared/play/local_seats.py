@@ -15,11 +15,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.cli.bot_specs import BotKindArg, BotSpec
-from services.cli.errors import CliError
 from shared.botclient import BotEndpointError, HttpBotConnection
 from shared.botclient.inprocess import InProcessBot
 from shared.config import Settings
+from shared.play.bot_specs import BotKindArg, BotSpec
+from shared.play.errors import PlayError
 from shared.protocol.signing import generate_secret
 
 Closer = Callable[[], Awaitable[Any]]
@@ -46,7 +46,7 @@ async def _health(spec: BotSpec, connection: Any, settings: Settings) -> None:
     try:
         await connection.health(settings.health_timeout_s)
     except BotEndpointError as exc:
-        raise CliError(f"bot {spec.label!r}: {exc.message}") from None
+        raise PlayError(f"bot {spec.label!r}: {exc.message}") from None
 
 
 async def _open_http(spec: BotSpec, settings: Settings, opened: OpenedBots) -> None:
@@ -54,7 +54,7 @@ async def _open_http(spec: BotSpec, settings: Settings, opened: OpenedBots) -> N
     try:
         connection = await HttpBotConnection.open(spec.endpoint, spec.secret, settings)
     except BotEndpointError as exc:
-        raise CliError(f"bot {spec.label!r}: {exc.message}") from None
+        raise PlayError(f"bot {spec.label!r}: {exc.message}") from None
     opened.closers.append(connection.aclose)
     await _health(spec, connection, settings)
     opened.clients.append(connection)
@@ -79,10 +79,10 @@ async def _open_hosted(spec: BotSpec, game: str, settings: Settings, opened: Ope
             uids=SandboxUids.from_settings(settings),
         )
     except SandboxError as exc:
-        raise CliError(f"bot {spec.label!r}: cannot start the sandbox: {exc}") from None
+        raise PlayError(f"bot {spec.label!r}: cannot start the sandbox: {exc}") from None
     opened.closers.append(lambda: asyncio.to_thread(sandbox.close))
     if sandbox.start_error:
-        raise CliError(f"bot {spec.label!r}: the bot did not start: {last_line(sandbox.log_tail())}")
+        raise PlayError(f"bot {spec.label!r}: the bot did not start: {last_line(sandbox.log_tail())}")
     http = HttpBotConnection.over_unix_socket(sandbox.socket_path, secret, settings)
     connection = FrozenBetweenTurns(http, sandbox)
     opened.closers.append(connection.aclose)

@@ -1,4 +1,4 @@
-"""Reading the BOT arguments of `arena play` into players.
+"""Reading BOT arguments (`arena play`, `arena eval`) into the players of a local match.
 
 A BOT is one of:
   builtin:NAME     a bot shipped with the game (Game.builtin_bots()), run in this process
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from services.cli.errors import CliError
 from shared.games.base import Decide, Game
+from shared.play.errors import PlayError
 from shared.protocol.signing import Signer
 from shared.states import HostedContract
 
@@ -58,7 +58,7 @@ class BotSpec:
 def _builtin(game: Game, name: str, label: str) -> BotSpec:
     bots = game.builtin_bots()
     if name not in bots:
-        raise CliError(
+        raise PlayError(
             f"unknown built-in bot {name!r} for {game.name}; built-in bots: {', '.join(sorted(bots))}"
         )
     return BotSpec(BotKindArg.BUILTIN, label, decide=bots[name])
@@ -67,18 +67,18 @@ def _builtin(game: Game, name: str, label: str) -> BotSpec:
 def _read_source(path_text: str, max_chars: int) -> str:
     path = Path(path_text).expanduser()
     if not path.is_file():
-        raise CliError(f"bot {path_text!r}: no such file (a BOT is {BOT_FORMS})")
+        raise PlayError(f"bot {path_text!r}: no such file (a BOT is {BOT_FORMS})")
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise CliError(f"bot {path_text!r}: cannot read the file: {exc.strerror or exc}") from None
+        raise PlayError(f"bot {path_text!r}: cannot read the file: {exc.strerror or exc}") from None
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise CliError(f"{path_text}: line {line}: the file is not UTF-8 text") from None
+        raise PlayError(f"{path_text}: line {line}: the file is not UTF-8 text") from None
     if len(source) > max_chars:
-        raise CliError(f"{path_text}: the bot source has {len(source)} characters; the limit is {max_chars}")
+        raise PlayError(f"{path_text}: the bot source has {len(source)} characters; the limit is {max_chars}")
     return source
 
 
@@ -99,7 +99,7 @@ def _hosted(game: Game, kind: BotKindArg, path_text: str, label: str, max_chars:
         from shared.sandbox.runtime import game_adapter_exists
 
         if not game_adapter_exists(game.name):
-            raise CliError(
+            raise PlayError(
                 f"bot {label!r}: {game.name} has no CodinGame adapter (codingame: is for podracing only)"
             )
     source = _read_source(path_text, max_chars)
@@ -109,17 +109,17 @@ def _hosted(game: Game, kind: BotKindArg, path_text: str, label: str, max_chars:
         hint = (
             " (a CodinGame script? name it codingame:FILE)" if "for the codingame contract" in verdict else ""
         )
-        raise CliError(f"{path_text} {verdict}{hint}")
+        raise PlayError(f"{path_text} {verdict}{hint}")
     return spec
 
 
 def _http(url: str, secret: str | None) -> BotSpec:
     if not secret:
-        raise CliError(f"bot {url!r} needs its signing secret: give --secret or set ARENA_BOT_SECRET")
+        raise PlayError(f"bot {url!r} needs its signing secret: give --secret or set ARENA_BOT_SECRET")
     try:
         Signer(secret)
     except ValueError as exc:
-        raise CliError(f"the secret for {url!r} is unusable: {exc}") from None
+        raise PlayError(f"the secret for {url!r} is unusable: {exc}") from None
     return BotSpec(BotKindArg.HTTP, url, endpoint=url, secret=secret)
 
 
@@ -128,7 +128,7 @@ def parse_bots(game: Game, texts: list[str], secrets: list[str], *, max_chars: i
     secret serves them all."""
     http_count = sum(1 for text in texts if text.startswith(("http://", "https://")))
     if len(secrets) > 1 and len(secrets) != http_count:
-        raise CliError(f"{len(secrets)} secrets for {http_count} HTTP bot(s): give one, or one per HTTP bot")
+        raise PlayError(f"{len(secrets)} secrets for {http_count} HTTP bot(s): give one, or one per HTTP bot")
     specs: list[BotSpec] = []
     http_seen = 0
     for text in texts:
@@ -143,7 +143,7 @@ def parse_bots(game: Game, texts: list[str], secrets: list[str], *, max_chars: i
             http_seen += 1
             specs.append(_http(text, secret))
         elif not Path(text).expanduser().exists() and text in game.builtin_bots():
-            raise CliError(f"bot {text!r}: no such file; did you mean builtin:{text}?")
+            raise PlayError(f"bot {text!r}: no such file; did you mean builtin:{text}?")
         else:
             specs.append(_hosted(game, BotKindArg.PYTHON, text, Path(text).name, max_chars))
     return specs
