@@ -13,7 +13,6 @@ student is trained on the aggregate by cross-entropy.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Protocol
 
 import torch
@@ -78,22 +77,6 @@ class PolicyTeacher:
     @torch.no_grad()
     def labels(self, env: TrainingEnv) -> torch.Tensor:
         return deterministic_action(self.actor, env.features[:, :2])
-
-
-def load_teacher(spec: str, action_set: str, device: torch.device) -> Teacher:
-    """`builtin:runner`, `builtin:blocker`, or the path of a training checkpoint with this action set."""
-    if spec.startswith("builtin:"):
-        return BuiltinTeacher(spec)
-    from services.trainer.ppo import args_from_dict, load_checkpoint
-
-    state = load_checkpoint(Path(spec))
-    args = args_from_dict(dict(state["args"]))
-    if args.action_set != action_set:
-        raise ValueError(
-            f"the teacher {spec} plays the action set {args.action_set!r}, the student {action_set!r}"
-        )
-    actor = {k.removeprefix("actor."): v for k, v in state["agent"].items() if k.startswith("actor.")}
-    return PolicyTeacher(spec, actor, args.shape, action_set, device)
 
 
 class LabelledStates:

@@ -29,7 +29,7 @@ from services.trainer.actions import DEFAULT_ACTION_SET
 from services.trainer.curriculum import CurriculumArgs, Stage, draw_opponents, next_stage
 from services.trainer.env import PolicyFn, StepResult, TrainingEnv
 from services.trainer.features import OBS_DIM
-from services.trainer.imitation import LabelledStates, PolicyTeacher, Teacher, load_teacher
+from services.trainer.imitation import BuiltinTeacher, LabelledStates, PolicyTeacher, Teacher
 from services.trainer.league import League, LeagueEntry
 from services.trainer.opponents import OpponentKind
 from services.trainer.policy import Agent, DeepSets, NetShape, action_count, entropy, sample_action
@@ -244,9 +244,7 @@ class Trainer:
         """The step at which the imitate stage ended (the teacher term decays from there)."""
         if args.stage == Stage.IMITATE and args.teacher is None:
             raise ValueError("the imitate stage needs a teacher (Args.teacher)")
-        self.teacher = teacher or (
-            load_teacher(args.teacher, args.action_set, self.device) if args.teacher else None
-        )
+        self.teacher = teacher or (self._load_teacher(args.teacher) if args.teacher else None)
         self.labelled: LabelledStates | None = None
         self.league = League(args.league_capacity, args.league_protected)
         self.generator = torch.Generator(device=self.device)
@@ -260,6 +258,20 @@ class Trainer:
         """Race turns played since all races last (re)started (a resume, a stage switch)."""
         self.elapsed_s = 0.0
         """Training wall time over all chunks and resumes."""
+
+    def _load_teacher(self, spec: str) -> Teacher:
+        """A built-in, or a checkpoint's policy (same action set)."""
+        if spec.startswith("builtin:"):
+            return BuiltinTeacher(spec)
+        state = load_checkpoint(Path(spec))
+        teacher_args = args_from_dict(dict(state["args"]))
+        if teacher_args.action_set != self.args.action_set:
+            raise ValueError(
+                f"the teacher {spec} plays the action set {teacher_args.action_set!r}, "
+                f"the student {self.args.action_set!r}"
+            )
+        actor = {k.removeprefix("actor."): v for k, v in state["agent"].items() if k.startswith("actor.")}
+        return PolicyTeacher(spec, actor, teacher_args.shape, self.args.action_set, self.device)
 
     # ------------------------------------------------------------ config
 
