@@ -108,7 +108,7 @@ class LimitsConfig(_Config):
         return self.max_root_turns_per_generation or 4 * self.max_children_per_generation + 8
 
 
-class EvaluationConfig(_Config):
+class EvolutionEvaluationConfig(_Config):
     """The evaluation cascade (docs/evolver.md): smoke run, quick matches, tournament."""
 
     smoke_turns: int = Field(default=20, ge=1, le=500)
@@ -154,7 +154,7 @@ class EvaluationConfig(_Config):
         return value
 
     @model_validator(mode="after")
-    def _rematch_needs_new_matches(self) -> EvaluationConfig:
+    def _rematch_needs_new_matches(self) -> EvolutionEvaluationConfig:
         if self.rematch and self.match_seeds != "generation":
             raise ValueError(
                 "rematch needs match_seeds 'generation' (with 'run' a rematch would replay the same matches)"
@@ -195,7 +195,7 @@ class EvolutionConfig(_Config):
     )
     llm: LlmConfig = Field(default_factory=LlmConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
-    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    evaluation: EvolutionEvaluationConfig = Field(default_factory=EvolutionEvaluationConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
     promotion_threshold: float = Field(
         default=0.6, ge=0, le=1, description="fitness a new best must reach to join the ladder"

@@ -9,10 +9,10 @@ from shared.training.config import (
     MUTABLE_FIELDS,
     ConfigChange,
     CurriculumConfig,
-    EvaluationConfig,
     NetShapeConfig,
     RewardWeightsConfig,
     TrainingConfig,
+    TrainingEvaluationConfig,
 )
 from shared.training.errors import (
     CheckpointNotFound,
@@ -54,7 +54,6 @@ __all__ = [
     "CheckpointNotFound",
     "ConfigChange",
     "CurriculumConfig",
-    "EvaluationConfig",
     "ExportedBot",
     "NetShapeConfig",
     "NoRaceYet",
@@ -64,6 +63,7 @@ __all__ = [
     "RunStateError",
     "TrainingConfig",
     "TrainingError",
+    "TrainingEvaluationConfig",
     "UntrainableGame",
     "announce",
     "change_config",

@@ -103,7 +103,7 @@ EVALUATION_OPPONENTS = ("builtin:runner", "builtin:blocker", "builtin:search")
 a test keeps them equal)."""
 
 
-class EvaluationConfig(_Config):
+class TrainingEvaluationConfig(_Config):
     """The trainer service's evaluation table: every few chunks, the checkpoint's exported bot races
     the built-in runner, blocker and search bots in the reference engine (docs/trainer.md,
     "Evaluation"). The bounds keep one evaluation within minutes: it runs inside a chunk."""
@@ -183,8 +183,8 @@ class TrainingConfig(_Config):
     league_protected: int = Field(default=5, ge=0, le=1000)
     league_snapshot_every: int = Field(default=10, ge=1, le=10**6)
     league_opponents: int = Field(default=4, ge=0, le=32)
-    evaluation: EvaluationConfig = Field(
-        default_factory=EvaluationConfig,
+    evaluation: TrainingEvaluationConfig = Field(
+        default_factory=TrainingEvaluationConfig,
         description="the evaluation of checkpoints against the built-ins (the run page's table)",
     )
 

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from shared.config import get_settings
 from shared.db.models import User
-from shared.evolution import EvaluationConfig, EvolutionConfig, LlmConfig, get_run, new_run
+from shared.evolution import EvolutionConfig, EvolutionEvaluationConfig, LlmConfig, get_run, new_run
 from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS
 from shared.evolution.payoff import PayoffTable, nash_average, payoff_table, solve_meta_game
 from shared.evolution.rundir import archive_name, run_archive, sanitise, write_run_directory
@@ -134,7 +134,7 @@ def test_write_run_directory(db_session: Session, seeded_run: Any, tmp_path: Pat
     # The run's stored config: what it was created with, the game's fitness weights written in.
     weights = DEFAULT_FITNESS_WEIGHTS["podracing"]
     stored = EvolutionConfig(
-        llm=LlmConfig(base_url=OWN_LLM_URL), evaluation=EvaluationConfig(fitness_weights=weights)
+        llm=LlmConfig(base_url=OWN_LLM_URL), evaluation=EvolutionEvaluationConfig(fitness_weights=weights)
     )
     assert read_json(root / "config.json") == stored.model_dump(mode="json")
     summary = read_json(root / "summary.json")

@@ -19,7 +19,7 @@ EVENTS_PAGE_MAX = 1000
 CALLS_PAGE_MAX = 200
 
 
-class RunCreate(BaseModel):
+class EvolutionRunCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=64, pattern=NAME_PATTERN, examples=["racer-evo"])
@@ -40,7 +40,7 @@ class RunCreate(BaseModel):
     )
 
 
-class RunOut(BaseModel):
+class EvolutionRunOut(BaseModel):
     id: uuid.UUID
     name: str
     game: str
@@ -62,7 +62,7 @@ class RunOut(BaseModel):
     finished_at: datetime | None
 
 
-class RunDetail(RunOut):
+class EvolutionRunDetail(EvolutionRunOut):
     parameters: dict[str, Any] = Field(description="the parameters the root may change, as they stand")
     config: dict[str, Any] = Field(description="the run's EvolutionConfig (never the key)")
     has_api_key: bool = Field(description="an LLM key was saved with the run")

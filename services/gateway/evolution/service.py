@@ -12,6 +12,8 @@ from sqlalchemy.orm import Session
 
 from services.gateway.evolution.schemas import (
     EventOut,
+    EvolutionRunDetail,
+    EvolutionRunOut,
     GenerationOut,
     Grid,
     GridCell,
@@ -24,8 +26,6 @@ from services.gateway.evolution.schemas import (
     PayoffRow,
     ProgramDetail,
     ProgramOut,
-    RunDetail,
-    RunOut,
     SpendLineOut,
     SpendOut,
 )
@@ -54,10 +54,10 @@ def _name_of(names: dict[uuid.UUID, str], value: Any) -> str:
         return str(value)
 
 
-def run_view(session: Session, run: EvolutionRun) -> RunOut:
+def run_view(session: Session, run: EvolutionRun) -> EvolutionRunOut:
     job = run.job
     best = _names(session, run).get(run.best_program_id) if run.best_program_id else None
-    return RunOut(
+    return EvolutionRunOut(
         id=run.id,
         name=run.name,
         game=run.game,
@@ -80,10 +80,10 @@ def run_view(session: Session, run: EvolutionRun) -> RunOut:
     )
 
 
-def run_detail(session: Session, run: EvolutionRun) -> RunDetail:
+def run_detail(session: Session, run: EvolutionRun) -> EvolutionRunDetail:
     config: dict[str, Any] = run.config or {}
     limits: dict[str, Any] = config.get("limits") or {}
-    return RunDetail(
+    return EvolutionRunDetail(
         **run_view(session, run).model_dump(),
         parameters=run.parameters or {},
         config=config,

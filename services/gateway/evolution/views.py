@@ -18,6 +18,9 @@ from services.gateway.evolution.schemas import (
     CALLS_PAGE_MAX,
     EVENTS_PAGE_MAX,
     EventsPage,
+    EvolutionRunCreate,
+    EvolutionRunDetail,
+    EvolutionRunOut,
     GenerationOut,
     Grid,
     Lineage,
@@ -26,9 +29,6 @@ from services.gateway.evolution.schemas import (
     PayoffOut,
     ProgramDetail,
     ProgramOut,
-    RunCreate,
-    RunDetail,
-    RunOut,
     SpendOut,
 )
 from services.gateway.openapi import (
@@ -77,11 +77,13 @@ ProgramName = Annotated[str, Path(max_length=24, description='"p12" (or just 12)
 @router.post(
     "",
     status_code=status.HTTP_201_CREATED,
-    response_model=RunDetail,
+    response_model=EvolutionRunDetail,
     summary="Start an evolution run",
     responses=responses(KEY_REQUIRED, JSON_BODY, RUN_CONFIG, RUN_QUOTAS),
 )
-def create_run(body: RunCreate, user: CurrentUser, session: DbSession, settings: SettingsDep) -> RunDetail:
+def create_run(
+    body: EvolutionRunCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
+) -> EvolutionRunDetail:
     """Queue an evolution run of the evolver service. `config` takes any field of EvolutionConfig
     (the rest keep their defaults). The LLM source is the built-in operator (the default), one of
     the platform's endpoints (`config.llm.endpoint`, called with the platform's key within your
@@ -97,13 +99,13 @@ def create_run(body: RunCreate, user: CurrentUser, session: DbSession, settings:
 
 @router.get(
     "",
-    response_model=Page[RunOut],
+    response_model=Page[EvolutionRunOut],
     summary="List my evolution runs",
     responses=responses(KEY_REQUIRED, INVALID_PARAMS),
 )
 def list_runs(
     user: CurrentUser, session: DbSession, page: Pagination, status: StatusFilter = None
-) -> Page[RunOut]:
+) -> Page[EvolutionRunOut]:
     """Your evolution runs, newest first (every run for an admin)."""
     rows, total = evolution.list_runs(session, user, status, page.limit, page.offset)
     return Page(
@@ -116,11 +118,11 @@ def list_runs(
 
 @router.get(
     "/{run_id}",
-    response_model=RunDetail,
+    response_model=EvolutionRunDetail,
     summary="Show an evolution run",
     responses=responses(KEY_REQUIRED, OWNED_RUN, INVALID_PARAMS),
 )
-def get_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDetail:
+def get_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> EvolutionRunDetail:
     """Status, generation, the best program and its fitness, spend, tokens, calls, time, why it
     ended, its bot, the root's current parameters and the config (`has_api_key` instead of a key)."""
     return service.run_detail(session, evolution.get_run(session, user, run_id))
@@ -128,7 +130,7 @@ def get_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDeta
 
 @router.post(
     "/{run_id}/stop",
-    response_model=RunDetail,
+    response_model=EvolutionRunDetail,
     summary="Stop an evolution run",
     responses=responses(
         KEY_REQUIRED,
@@ -137,7 +139,7 @@ def get_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDeta
         {409: error("The run is not queued or running: there is nothing to stop.")},
     ),
 )
-def stop_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDetail:
+def stop_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> EvolutionRunDetail:
     """A queued run stops at once; a running one at the end of its chunk (its work is committed)."""
     run = evolution.get_run(session, user, run_id)
     evolution.stop_run(session, run)
@@ -146,7 +148,7 @@ def stop_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDet
 
 @router.post(
     "/{run_id}/resume",
-    response_model=RunDetail,
+    response_model=EvolutionRunDetail,
     summary="Resume an evolution run",
     responses=responses(
         KEY_REQUIRED,
@@ -162,7 +164,9 @@ def stop_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDet
         },
     ),
 )
-def resume_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> RunDetail:
+def resume_run(
+    run_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep
+) -> EvolutionRunDetail:
     """Run a stopped or failed run again from its last checkpoint, or call off a pending stop. A
     run on one of the platform's endpoints needs its owner's allowance left (429 otherwise)."""
     run = evolution.get_run(session, user, run_id)

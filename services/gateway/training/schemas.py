@@ -40,7 +40,7 @@ class Budget(BaseModel):
         return self
 
 
-class RunCreate(BaseModel):
+class TrainingRunCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=64, pattern=NAME_PATTERN, examples=["first-racer"])
@@ -60,7 +60,7 @@ class RunCreate(BaseModel):
     )
 
     @model_validator(mode="after")
-    def _said_once(self) -> RunCreate:
+    def _said_once(self) -> TrainingRunCreate:
         given = self.config.model_fields_set
         pairs = [
             ("budget.steps", "total_steps", self.budget.steps if self.budget else None),
@@ -169,7 +169,7 @@ class EvaluationOut(BaseModel):
     results: list[EvaluationResult] = Field(description="per opponent: runner, blocker, search")
 
 
-class RunOut(BaseModel):
+class TrainingRunOut(BaseModel):
     id: uuid.UUID
     name: str
     game: str
@@ -193,7 +193,7 @@ class RunOut(BaseModel):
     finished_at: datetime | None
 
 
-class RunDetail(RunOut):
+class TrainingRunDetail(TrainingRunOut):
     config: dict[str, Any] = Field(description="the trainer's Args, with the changes applied so far")
     pending_changes: dict[str, Any] = Field(
         description="config changes asked and not yet in a checkpoint (applied at the next iteration)"

@@ -14,8 +14,8 @@ from services.gateway.training.schemas import (
     EvaluationResult,
     LeagueEntry,
     MetricPoint,
-    RunDetail,
-    RunOut,
+    TrainingRunDetail,
+    TrainingRunOut,
 )
 from shared import training
 from shared.db.models import TrainingCheckpoint, TrainingEvaluation, TrainingMetric, TrainingRun
@@ -28,13 +28,13 @@ def _progress(run: TrainingRun, total_steps: int, budget_s: float | None) -> flo
     return round(min(1.0, max(shares)), 4)
 
 
-def run_view(session: Session, run: TrainingRun) -> RunOut:
+def run_view(session: Session, run: TrainingRun) -> TrainingRunOut:
     config: dict[str, Any] = run.config or {}
     total_steps = int(config.get("total_steps", 0))
     budget_s = config.get("time_budget_s")
     checkpoint = training.latest_checkpoint(session, run)
     job = run.job
-    return RunOut(
+    return TrainingRunOut(
         id=run.id,
         name=run.name,
         game=run.game,
@@ -114,10 +114,10 @@ def evaluation_view(rows: list[TrainingEvaluation]) -> EvaluationOut:
     )
 
 
-def run_detail(session: Session, run: TrainingRun) -> RunDetail:
+def run_detail(session: Session, run: TrainingRun) -> TrainingRunDetail:
     checkpoint = training.latest_checkpoint(session, run)
     latest = training.latest_metrics(session, run)
-    return RunDetail(
+    return TrainingRunDetail(
         **run_view(session, run).model_dump(),
         config=run.config or {},
         pending_changes=run.pending_changes or {},

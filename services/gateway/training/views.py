@@ -36,9 +36,9 @@ from services.gateway.training.schemas import (
     ExportOut,
     ExportRequest,
     MetricsPage,
-    RunCreate,
-    RunDetail,
-    RunOut,
+    TrainingRunCreate,
+    TrainingRunDetail,
+    TrainingRunOut,
 )
 from shared import quotas, training
 from shared.states import JobStatus
@@ -69,11 +69,13 @@ StatusFilter = Annotated[JobStatus | None, Query(description="only runs in this 
 @router.post(
     "",
     status_code=status.HTTP_201_CREATED,
-    response_model=RunDetail,
+    response_model=TrainingRunDetail,
     summary="Start a training run",
     responses=responses(KEY_REQUIRED, JSON_BODY, RUN_CONFIG, RUN_QUOTAS),
 )
-def create_run(body: RunCreate, user: CurrentUser, session: DbSession, settings: SettingsDep) -> RunDetail:
+def create_run(
+    body: TrainingRunCreate, user: CurrentUser, session: DbSession, settings: SettingsDep
+) -> TrainingRunDetail:
     """Queue a PPO training run of the trainer service. `config` takes any field of the trainer's
     Args (the rest keep their defaults); `budget` says when it is done; `device` where it trains
     (a run asking for a device the worker lacks fails at once with a clear error)."""
@@ -84,13 +86,13 @@ def create_run(body: RunCreate, user: CurrentUser, session: DbSession, settings:
 
 @router.get(
     "",
-    response_model=Page[RunOut],
+    response_model=Page[TrainingRunOut],
     summary="List my training runs",
     responses=responses(KEY_REQUIRED, INVALID_PARAMS),
 )
 def list_runs(
     user: CurrentUser, session: DbSession, page: Pagination, status: StatusFilter = None
-) -> Page[RunOut]:
+) -> Page[TrainingRunOut]:
     """Your training runs, newest first (every run for an admin)."""
     rows, total = training.list_runs(session, user, status, page.limit, page.offset)
     return Page(
@@ -103,11 +105,11 @@ def list_runs(
 
 @router.get(
     "/{run_id}",
-    response_model=RunDetail,
+    response_model=TrainingRunDetail,
     summary="Show a training run",
     responses=responses(KEY_REQUIRED, OWNED_RUN, INVALID_PARAMS),
 )
-def get_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDetail:
+def get_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> TrainingRunDetail:
     """Status, stage, iteration, steps, time, the latest metrics, pending config changes, the latest
     checkpoint, the league table at that checkpoint, and the evaluations of checkpoints against the
     built-in runner, blocker and search bots (newest first)."""
@@ -161,7 +163,7 @@ def get_metrics(
 
 @router.post(
     "/{run_id}/stop",
-    response_model=RunDetail,
+    response_model=TrainingRunDetail,
     summary="Stop a training run",
     responses=responses(
         KEY_REQUIRED,
@@ -170,7 +172,7 @@ def get_metrics(
         {409: error("The run is finished or failed: there is nothing to stop.")},
     ),
 )
-def stop_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDetail:
+def stop_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> TrainingRunDetail:
     """A queued run stops at once; a running one finishes its current iteration, saves a checkpoint
     and stops (status `stopping`, then `stopped`). Stopping a stopped run changes nothing."""
     run = training.get_run(session, user, run_id)
@@ -180,7 +182,7 @@ def stop_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDet
 
 @router.post(
     "/{run_id}/resume",
-    response_model=RunDetail,
+    response_model=TrainingRunDetail,
     summary="Resume a training run",
     responses=responses(
         KEY_REQUIRED,
@@ -190,7 +192,9 @@ def stop_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> RunDet
         RUN_QUOTAS,
     ),
 )
-def resume_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep) -> RunDetail:
+def resume_run(
+    run_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep
+) -> TrainingRunDetail:
     """Train a stopped or failed run again from its last checkpoint, or call off a stop that has not
     taken effect yet."""
     run = training.get_run(session, user, run_id)
@@ -201,7 +205,7 @@ def resume_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession, setting
 
 @router.patch(
     "/{run_id}/config",
-    response_model=RunDetail,
+    response_model=TrainingRunDetail,
     summary="Change a training run's config while it trains",
     responses=responses(
         KEY_REQUIRED,
@@ -219,7 +223,9 @@ def resume_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession, setting
         },
     ),
 )
-def change_config(run_id: uuid.UUID, body: ConfigChange, user: CurrentUser, session: DbSession) -> RunDetail:
+def change_config(
+    run_id: uuid.UUID, body: ConfigChange, user: CurrentUser, session: DbSession
+) -> TrainingRunDetail:
     """Change the learning rate, the entropy coefficient, reward weights (only those named) or the
     stage. The worker applies the change at its next iteration boundary, never inside an iteration;
     the metrics of that iteration list it under `config_changes`. A stopped run gets it on resume."""

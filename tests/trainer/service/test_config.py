@@ -21,10 +21,10 @@ from shared.training import changes
 from shared.training.config import (
     MUTABLE_FIELDS,
     CurriculumConfig,
-    EvaluationConfig,
     NetShapeConfig,
     RewardWeightsConfig,
     TrainingConfig,
+    TrainingEvaluationConfig,
 )
 
 
@@ -44,7 +44,7 @@ def test_the_config_models_mirror_args_field_for_field() -> None:
         (NetShape, NetShapeConfig),
         (RewardWeights, RewardWeightsConfig),
         (CurriculumArgs, CurriculumConfig),
-        (EvaluationArgs, EvaluationConfig),
+        (EvaluationArgs, TrainingEvaluationConfig),
     ]
     for dataclass, model in pairs:
         assert [f.name for f in dataclasses.fields(dataclass)] == list(model.model_fields), dataclass.__name__
