@@ -11,6 +11,10 @@ name the same keys by construction rather than by a default that could change.
 A message is Celery's protocol 2 (docs.celeryq.dev, "Message Protocol"): `headers.task` names the
 task, `headers.eta` the time a countdown ends (ISO 8601, or null), and the body (base64 in Redis)
 is the JSON `[args, kwargs, embed]`.
+
+Whoever reads these to find lost messages (services/match_runner/lost.py for play messages,
+shared/jobs/lost.py for long-job chunk messages) asks the same two questions: is a message one a
+worker will run (`is_live`), and is a message missing in two looks (`missing_twice`)?
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from functools import cache
+from typing import Any, TypeVar
 
 import redis
 
@@ -40,6 +45,13 @@ TRANSPORT_OPTIONS: dict[str, Any] = {
     "priority_steps": list(PRIORITY_STEPS),
 }
 """What shared.queue passes to kombu, so that the keys read here are the keys kombu writes."""
+CONFIRM_AFTER_S = 0.5
+"""The second look at the broker, for messages the first did not find: far longer than kombu takes
+to move a message from the queue to its unacked hash (a pop, then one pipelined write, in the same
+process); taken only when something seems lost."""
+REDIS_TIMEOUT_S = 5.0
+
+Key = TypeVar("Key", bound=Hashable)
 
 
 class UnreadableBroker(Exception):
@@ -123,3 +135,34 @@ def held_messages(client: redis.Redis, queue: str, limit: int) -> list[HeldMessa
 def _chain(lists: Iterable[list[bytes]]) -> Iterable[bytes]:
     for items in lists:
         yield from items
+
+
+@cache
+def broker_client(url: str) -> redis.Redis:
+    """One client per broker URL for the checks that read it, with short timeouts."""
+    return redis.Redis.from_url(url, socket_connect_timeout=REDIS_TIMEOUT_S, socket_timeout=REDIS_TIMEOUT_S)
+
+
+def is_live(message: HeldMessage, reserved_s: float, now: float) -> bool:
+    """Whether a worker will run `message`: it waits in the queue, or a worker took it (or its
+    countdown ended) less than `reserved_s` ago. A worker starts what it takes at once; one that
+    has held a message longer let go of it."""
+    if message.taken_at is None:
+        return True
+    since = max(message.taken_at, message.eta.timestamp() if message.eta else 0.0)
+    return now - since < reserved_s
+
+
+def missing_twice(
+    wanted: Iterable[Key],
+    held: Callable[[], set[Key]],
+    confirm_after_s: float = CONFIRM_AFTER_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> set[Key]:
+    """Those of `wanted` that `held()` (a read of the broker) lacks in two looks `confirm_after_s`
+    apart: a message on its way from the queue to a worker is in neither place for an instant."""
+    missing = set(wanted) - held()
+    if missing:
+        sleep(confirm_after_s)
+        missing -= held()
+    return missing

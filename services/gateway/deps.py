@@ -6,6 +6,7 @@ authentication and transaction handling live in one place instead of in every en
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
@@ -23,7 +24,13 @@ from shared.config import Settings, get_settings
 from shared.crypto import hash_api_key
 from shared.db.models import ApiKey, User
 from shared.db.session import get_sessionmaker
+from shared.logging_throttle import LogThrottle
+from shared.outages import Dependency, describe, unreachable
 from shared.states import UserRole
+
+log = logging.getLogger(__name__)
+_close_log = LogThrottle()
+"""Every request that held a connection when the database went away says so: once a minute."""
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 """`last_used_at` is only rewritten when older than this, so reads do not turn into writes."""
@@ -69,7 +76,28 @@ async def _db() -> AsyncIterator[Session]:
             yield session
         finally:
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(session.close, limiter=anyio.CapacityLimiter(1))
+                await anyio.to_thread.run_sync(_close, session, limiter=anyio.CapacityLimiter(1))
+
+
+def _close(session: Session) -> None:
+    """Close the request's session. When the database dropped its connection meanwhile (an outage
+    that began after the endpoint's last statement), the rollback that closing does fails: the
+    connection is discarded instead, since the server ended its transaction already. Raising would
+    come after the answer has started (FastAPI closes the session then), where it can no longer be
+    a 503, only a traceback per request in the log."""
+    try:
+        session.close()
+    except Exception as exc:
+        if unreachable(exc) is not Dependency.DATABASE:
+            raise
+        session.invalidate()
+        _close_log.log(
+            log,
+            logging.WARNING,
+            type(exc).__name__,
+            "a request's database connection was lost; discarded (%s)",
+            describe(exc),
+        )
 
 
 DbSession = Annotated[Session, Depends(_db)]

@@ -26,12 +26,19 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from functools import cache
 
 import redis
 
 from services.match_runner.store import mark_resent, queued_before
-from shared.broker_contents import HeldMessage, UnreadableBroker, held_messages
+from shared.broker_contents import (
+    CONFIRM_AFTER_S,
+    HeldMessage,
+    UnreadableBroker,
+    broker_client,
+    held_messages,
+    is_live,
+    missing_twice,
+)
 from shared.config import Settings
 from shared.logging_throttle import LogThrottle
 from shared.matches import TASK_PLAY_MATCH, enqueue_match
@@ -40,27 +47,7 @@ from shared.queue import QUEUE_MATCHES
 
 log = logging.getLogger(__name__)
 
-CONFIRM_AFTER_S = 0.5
-"""The second look at the broker, for matches whose message the first did not find: far longer
-than kombu takes to move a message from the queue to its unacked hash (a pop, then one pipelined
-write, in the same process); taken only when something seems lost."""
-REDIS_TIMEOUT_S = 5.0
 _unreadable_log = LogThrottle()
-
-
-@cache
-def _broker(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, socket_connect_timeout=REDIS_TIMEOUT_S, socket_timeout=REDIS_TIMEOUT_S)
-
-
-def is_live(message: HeldMessage, reserved_s: float, now: float) -> bool:
-    """Whether a worker will run `message`: it waits in the queue, or a worker took it (or its
-    countdown ended) less than `reserved_s` ago. A worker starts what it takes at once; one that
-    has held a message longer let go of it."""
-    if message.taken_at is None:
-        return True
-    since = max(message.taken_at, message.eta.timestamp() if message.eta else 0.0)
-    return now - since < reserved_s
 
 
 def held_match_ids(messages: Iterable[HeldMessage], reserved_s: float, now: float) -> set[uuid.UUID]:
@@ -89,11 +76,7 @@ def find_lost(
         messages = held_messages(client, QUEUE_MATCHES, settings.lost_message_scan_limit)
         return held_match_ids(messages, settings.lost_message_reserved_s, time.time())
 
-    missing = set(candidates) - held()
-    if missing:
-        sleep(confirm_after_s)
-        missing -= held()
-    return missing
+    return missing_twice(candidates, held, confirm_after_s, sleep)
 
 
 def resend_lost_messages(
@@ -111,7 +94,7 @@ def resend_lost_messages(
     if not candidates:
         return []
     try:
-        broker = client or _broker(settings.redis_url)
+        broker = client or broker_client(settings.redis_url)
         lost = find_lost(broker, candidates, settings, sleep=sleep)
     except (UnreadableBroker, redis.RedisError) as exc:
         _unreadable_log.log(

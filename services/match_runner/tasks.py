@@ -18,7 +18,7 @@ from services.match_runner.lost import resend_lost_messages
 from services.match_runner.play import run_match
 from services.match_runner.store import ReapedMatches, reap_stale
 from shared.config import Settings, get_settings
-from shared.jobs import reap_stale_jobs
+from shared.jobs import reap_stale_jobs, resend_lost_chunks
 from shared.matches import TASK_PLAY_MATCH, enqueue_match
 from shared.queue import QUEUE_MATCHES, celery_app
 from shared.replay_store import replay_store
@@ -72,9 +72,10 @@ def ladder(*_: object) -> int:
 
 @celery_app.task(name=TASK_RESEND_LOST, **_BEAT_TASK)
 def resend_lost() -> int:
-    """Send again the play message of queued matches the broker no longer holds
-    (services/match_runner/lost.py)."""
-    return len(resend_lost_messages(get_settings()))
+    """Send again the play message of queued matches (services/match_runner/lost.py) and the chunk
+    message of queued long jobs (shared/jobs/lost.py) that the broker no longer holds."""
+    settings = get_settings()
+    return len(resend_lost_messages(settings)) + len(resend_lost_chunks(settings))
 
 
 def reap_matches(stale_after_s: float, max_attempts: int, lost_after_s: float) -> ReapedMatches:

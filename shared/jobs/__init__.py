@@ -3,11 +3,12 @@ chunks on the owning service's queue, resumed from the last checkpoint when a wo
 
 A service defines a `JobRoute` (kind, chunk task name, queue) next to the domain function that
 creates its jobs, a `JobHandler` for the kind, and a chunk task that calls `run_chunk`; the
-match runner's reaper calls `reap_stale_jobs`. See docs/long-jobs.md.
+match runner's beat calls `reap_stale_jobs` and `resend_lost_chunks`. See docs/long-jobs.md.
 """
 
 from shared.jobs.chunks import ChunkOutcome, run_chunk, worker_name
 from shared.jobs.handler import ChunkResult, ChunkWork, JobHandler, JobRoute, PermanentJobError
+from shared.jobs.lost import resend_lost_chunks
 from shared.jobs.store import (
     ChunkMessage,
     JobNotFound,
@@ -35,6 +36,7 @@ __all__ = [
     "create_job",
     "enqueue_job",
     "reap_stale_jobs",
+    "resend_lost_chunks",
     "resume_job",
     "run_chunk",
     "start_job",

@@ -85,12 +85,15 @@ class _Heartbeat:
 
 
 def _send(message: ChunkMessage) -> None:
-    """Send after the commit; a failed send leaves the job queued for the reaper to resend."""
+    """Send after the commit; a failed send leaves the job queued for the lost-message check
+    (shared/jobs/lost.py) to resend."""
     try:
         message.send()
     except Exception:
         log.exception(
-            "job %s: could not send chunk %d; the reaper will resend it", message.job_id, message.chunk
+            "job %s: could not send chunk %d; the lost-message check will resend it",
+            message.job_id,
+            message.chunk,
         )
 
 

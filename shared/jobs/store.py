@@ -113,8 +113,8 @@ def stop_job(job_id: uuid.UUID) -> JobStatus:
 def resume_job(job_id: uuid.UUID, *, send: bool = True) -> JobStatus:
     """Run a stopped (or failed) job again from its last checkpoint, or call off a pending stop.
     Never raises once the state is committed: a chunk message the broker did not take is resent
-    by the reaper (ARENA_JOB_RESEND_AFTER_S). `send=False` is for a caller that runs the chunks
-    itself, in process."""
+    by the lost-message check within seconds (shared/jobs/lost.py). `send=False` is for a caller
+    that runs the chunks itself, in process."""
     message = None
     with session_scope() as session:
         job = _lock(session, job_id)
@@ -133,9 +133,11 @@ def resume_job(job_id: uuid.UUID, *, send: bool = True) -> JobStatus:
     if message is not None and send:
         try:
             message.send()
-        except Exception as exc:  # committed: the job is queued, and the reaper resends a lost chunk
+        except Exception as exc:  # committed: the job is queued, and the check resends a lost chunk
             log.error(
-                "job %s resumed, but its chunk was not sent (the reaper will resend it): %s", job_id, exc
+                "job %s resumed, but its chunk was not sent (the lost-message check will resend it): %s",
+                job_id,
+                exc,
             )
     return status
 
@@ -290,6 +292,36 @@ def fail_chunk(
         else:
             _release(job, JobStatus.QUEUED)
         return Settled(job.status, _message(job) if job.status == JobStatus.QUEUED else None)
+
+
+def _sent_before(grace_s: float) -> ColumnElement[bool]:
+    """Queued, its chunk message sent more than `grace_s` ago (or never recorded as sent)."""
+    return (Job.status == JobStatus.QUEUED) & or_(
+        Job.enqueued_at.is_(None), Job.enqueued_at < func.now() - timedelta(seconds=grace_s)
+    )
+
+
+def queued_chunks_before(grace_s: float) -> list[ChunkMessage]:
+    """The chunk message of every job queued whose message was sent more than `grace_s` ago."""
+    with get_engine().begin() as conn:
+        rows = conn.execute(select(Job.id, Job.chunk, Job.task_name, Job.queue).where(_sent_before(grace_s)))
+        return [ChunkMessage(*row) for row in rows]
+
+
+def mark_chunks_resent(job_ids: list[uuid.UUID], grace_s: float) -> list[ChunkMessage]:
+    """Of `job_ids`, the jobs still queued and last sent more than `grace_s` ago, now marked sent
+    (in the statement that picks them: two checks send a chunk once); the caller sends their chunk
+    messages after this commit."""
+    if not job_ids:
+        return []
+    with get_engine().begin() as conn:
+        rows = conn.execute(
+            update(Job)
+            .where(Job.id.in_(job_ids), _sent_before(grace_s))
+            .values(enqueued_at=func.now())
+            .returning(Job.id, Job.chunk, Job.task_name, Job.queue)
+        )
+        return [ChunkMessage(*row) for row in rows]
 
 
 @dataclass(frozen=True, slots=True)
