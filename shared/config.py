@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from shared.states import ReplayStorage
 
@@ -132,9 +133,10 @@ class Settings(BaseSettings):
     """If set (JSON list of CIDR blocks, e.g. `["203.0.113.0/24"]`), bot endpoints must resolve into
     these networks only, in development mode too: an operator's fence around where bots may live.
     The test suite sets it to loopback so that no test can ever connect off the machine."""
-    llm_allowed_hosts: list[str] = Field(default_factory=list)
+    llm_allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Host names that a run's own LLM base URL may name although they resolve to private addresses
-    (a model server inside the deployment's network, e.g. `["ollama"]`). Other base URLs of runs
+    (a model server inside the deployment's network: `ollama,vllm.internal` or the JSON list
+    `["ollama", "vllm.internal"]`). Other base URLs of runs
     must resolve to public addresses, as bot endpoints must (development mode allows any). The
     operator's endpoints (`llm_endpoints`) need no entry here."""
     llm_endpoints: dict[str, LlmEndpoint] = Field(default_factory=dict)
@@ -166,8 +168,10 @@ class Settings(BaseSettings):
     The lost-message check (`lost_message_check_s`) finds most lost messages far sooner; this is the
     fallback for what it cannot see (a message held by a worker that died, a broker it cannot read)."""
     lost_message_check_s: float = Field(default=3.0, ge=0)
-    """How often the beat looks for queued matches whose play message is neither waiting in the
-    broker nor held by a worker, and sends those again (services/match_runner/lost.py); 0: never."""
+    """How often the beat looks for queued matches whose play message, and queued long jobs whose
+    chunk message, is neither waiting in the broker nor held by a worker, and sends those again
+    (services/match_runner/lost.py, shared/jobs/lost.py); 0: never. The other `lost_message_*`
+    settings serve both checks."""
     lost_message_grace_s: float = Field(default=5.0, gt=0)
     """A queued match is looked for in the broker only once its message was sent this long ago:
     longer than a send takes after its commit."""
@@ -239,7 +243,8 @@ class Settings(BaseSettings):
     max_job_chunk_attempts: int = Field(default=3, ge=1)
     """Claims of one chunk (crashes and handler errors) before the job fails."""
     job_resend_after_s: float = Field(default=900.0, gt=0)
-    """A job queued for longer than this gets its chunk message sent again (a duplicate is a no-op)."""
+    """A job queued for longer than this gets its chunk message sent again (a duplicate is a no-op):
+    the fallback for what the lost-message check (`lost_message_check_s`) cannot see."""
 
     # Trainer (services/trainer; docs/trainer-service.md)
     training_chunk_seconds: float = Field(default=120.0, gt=0)
@@ -327,6 +332,23 @@ class Settings(BaseSettings):
                 "iteration, the checkpoint and the export still follow"
             )
         return self
+
+    @field_validator("llm_allowed_hosts", mode="before")
+    @classmethod
+    def _host_list(cls, value: object) -> object:
+        """From the environment: comma-separated names, or a JSON list of them."""
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if not text.startswith("["):
+            return [name.strip() for name in text.split(",") if name.strip()]
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise ValueError(
+                f"{value!r} is neither a JSON list nor comma-separated host names; "
+                'write ARENA_LLM_ALLOWED_HOSTS=ollama,vllm.internal or \'["ollama", "vllm.internal"]\''
+            ) from None
 
     @field_validator("llm_endpoints")
     @classmethod

@@ -45,6 +45,7 @@ def test_bot_secret_key_derivation_depends_on_the_secret() -> None:
     assert one != Settings(dev_mode=True, secret_key="two").fernet_key()
 
 
+@pytest.mark.slow
 def test_gateway_refuses_to_start_with_the_default_secret() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env["ARENA_DEV_MODE"] = "0"
@@ -57,3 +58,28 @@ def test_gateway_refuses_to_start_with_the_default_secret() -> None:
     )
     assert result.returncode != 0
     assert "ARENA_SECRET_KEY is the built-in default" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "hosts"),
+    [
+        ("ollama", ["ollama"]),
+        ("ollama, vllm.internal", ["ollama", "vllm.internal"]),
+        ('["ollama", "vllm.internal"]', ["ollama", "vllm.internal"]),
+        ("", []),
+    ],
+)
+def test_llm_allowed_hosts_read_as_comma_separated_names_or_a_json_list(
+    monkeypatch: pytest.MonkeyPatch, value: str, hosts: list[str]
+) -> None:
+    monkeypatch.setenv("ARENA_LLM_ALLOWED_HOSTS", value)
+    assert Settings(dev_mode=True).llm_allowed_hosts == hosts
+
+
+def test_a_broken_json_list_of_llm_hosts_says_which_forms_are_expected(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ARENA_LLM_ALLOWED_HOSTS", '["ollama"')
+    with pytest.raises(ValidationError) as raised:
+        Settings(dev_mode=True)
+    assert "ARENA_LLM_ALLOWED_HOSTS=ollama,vllm.internal" in str(raised.value)

@@ -4,11 +4,19 @@
 from __future__ import annotations
 
 import base64
+import json
+import re
+import shutil
+import subprocess
+import threading
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from shared.botsdk import make_server
 from shared.botsdk.replay import BUCKET_S, BYTES_PER_ID, ReplayCache, ReplayCacheFull
 from shared.protocol.signing import (
     MAX_FUTURE_SKEW_S,
@@ -145,6 +153,7 @@ def test_the_replay_cache_remembers_ids_for_their_window_and_refuses_when_full()
     assert not cache.first_use("b", DOC_TS + 10, now=later)
 
 
+@pytest.mark.slow
 def test_the_replay_cache_holds_2000_requests_a_second_past_its_window_and_refuses_every_replay() -> None:
     rate, window, seconds = 2_000, 300, 420
     cache = ReplayCache(window_s=window)  # sized by the default rate: no count to outgrow
@@ -160,6 +169,7 @@ def test_the_replay_cache_holds_2000_requests_a_second_past_its_window_and_refus
     assert len(cache) <= rate * (window + BUCKET_S + 3)
 
 
+@pytest.mark.slow
 def test_the_replay_cache_memory_per_id_is_as_documented() -> None:
     count = 200_000
     tracemalloc.start()
@@ -173,3 +183,81 @@ def test_the_replay_cache_memory_per_id_is_as_documented() -> None:
         tracemalloc.stop()
     assert len(cache) == count
     assert used / count <= BYTES_PER_ID, f"{used / count:.0f} bytes an id"
+
+
+PROTOCOL_DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
+TURN_BODY = (
+    '{"protocol":1,"match_id":"m1","game":"podracing","player":0,"turn":3,"timeout_ms":1000,'
+    '"observation":{"note":"100% été, printf-proof"}}'
+)
+
+
+def documented_block(first_line: str) -> str:
+    """The fenced code block of docs/protocol.md that starts with `first_line`."""
+    for block in re.findall(r"```[a-z]*\n(.*?)```", PROTOCOL_DOC.read_text(), re.S):
+        if block.startswith(first_line + "\n"):
+            return str(block)
+    raise AssertionError(f"docs/protocol.md has no code block starting with {first_line!r}")
+
+
+@pytest.fixture()
+def sdk_bot() -> Iterator[tuple[str, str, list[Any]]]:
+    """A real SDK bot on loopback (it verifies with shared.protocol.signing): URL, secret, what it saw."""
+    secret, seen = generate_secret(), []
+
+    def decide(observation: Any) -> Any:
+        seen.append(observation)
+        return {"pods": []}
+
+    server = make_server(decide, secret=secret, port=0)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    host, port = server.server_address[:2]
+    yield f"http://{host}:{port}", secret, seen
+    server.shutdown()
+    server.server_close()
+
+
+def run_documented_script(url: str, secret: str, method: str, target: str, body: str) -> tuple[int, str]:
+    """docs/protocol.md's openssl and curl recipe with this bot's values filled in: status and answer."""
+    script = documented_block("# sign-request.sh")
+    script = script.replace("SECRET='whsec_...'", f"SECRET='{secret}'", 1)
+    script = script.replace("URL='http://127.0.0.1:8080'", f"URL='{url}'", 1)
+    script, filled = re.subn(
+        r"^METHOD=GET TARGET=/health BODY=''.*$",
+        lambda _: f"METHOD={method} TARGET={target} BODY='{body}'",
+        script,
+        flags=re.M,
+    )
+    assert filled == 1, script
+    done = subprocess.run(
+        ["bash", "-c", script.rstrip() + " -w '\\n%{http_code}'"], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    answer, _, status = done.stdout.rpartition("\n")
+    return int(status), answer
+
+
+@pytest.mark.skipif(not (shutil.which("openssl") and shutil.which("curl")), reason="needs openssl and curl")
+def test_the_documented_openssl_recipe_signs_what_the_platform_verifies(
+    sdk_bot: tuple[str, str, list[Any]],
+) -> None:
+    url, secret, seen = sdk_bot
+    status, answer = run_documented_script(url, secret, "GET", "/health", "")
+    assert (status, json.loads(answer)) == (200, {"status": "ok"})
+    status, answer = run_documented_script(url, secret, "POST", "/turn", TURN_BODY)
+    assert status == 200 and json.loads(answer)["action"] == {"pods": []}, answer
+    assert seen == [json.loads(TURN_BODY)["observation"]]
+    status, _ = run_documented_script(url, generate_secret(), "GET", "/health", "")
+    assert status == 401, "a request signed with another secret is refused"
+
+
+def test_the_documented_python_signer_signs_what_the_platform_verifies() -> None:
+    namespace: dict[str, Any] = {}
+    exec(documented_block("# sign.py"), namespace)  # the documented snippet, as a reader copies it
+    secret, body = generate_secret(), TURN_BODY.encode()
+    headers = namespace["signed_headers"](secret, "post", "/api/racer/turn", body)
+    verified = verify(secret, headers, body, method="POST", path="/api/racer/turn")
+    assert verified.version == "v2"
+    with pytest.raises(SignatureError):
+        verify(secret, headers, body, method="POST", path="/turn")

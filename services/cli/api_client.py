@@ -90,11 +90,32 @@ class ApiClient:
             body["contract"] = contract
         return self.request("POST", f"/bots/{bot_id}/versions", json=body)
 
-    def list_bots(self, game: str | None, limit: int) -> Any:
+    def list_bots(self, game: str | None, limit: int, name: str | None = None) -> Any:
+        """Your bots (every bot for an admin)."""
         params: dict[str, Any] = {"limit": limit}
         if game:
             params["game"] = game
+        if name:
+            params["name"] = name
         return self.request("GET", "/bots", params=params)
+
+    def public_bots(self, game: str, name: str) -> Any:
+        """Everyone's bots of this name in this game (one at most: names are unique per game)."""
+        return self.request("GET", "/bots/public", auth=False, params={"game": game, "name": name})
+
+    def deactivate(self, bot_id: str) -> Any:
+        return self.request("POST", f"/bots/{bot_id}/deactivate")
+
+    def reactivate(self, bot_id: str) -> Any:
+        return self.request("POST", f"/bots/{bot_id}/reactivate")
+
+    # -- users -----------------------------------------------------------------------------
+
+    def create_user(self, name: str, role: str) -> Any:
+        return self.request("POST", "/users", json={"name": name, "role": role})
+
+    def create_api_key(self, name: str) -> Any:
+        return self.request("POST", "/me/api-keys", json={"name": name})
 
     # -- matches and leaderboards ----------------------------------------------------------
 

@@ -8,13 +8,19 @@ import os
 import secrets
 import sys
 import time
+import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from services.cli import output
 from services.cli.api_client import ApiClient
 from services.cli.errors import CliError
-from shared.states import MatchStatus
+from shared.games.podracing.codingame import OUTPUT_FORM as CODINGAME_OUTPUT_FORM
+from shared.states import HostedContract, MatchStatus
+
+if TYPE_CHECKING:
+    from shared.games.base import Game
+    from shared.play.bot_specs import BotSpec
 
 FINAL_STATUSES = (MatchStatus.FINISHED, MatchStatus.FAILED, MatchStatus.CANCELLED)
 POLL_INTERVAL_S = 1.0
@@ -78,7 +84,7 @@ def play(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(_play_json(match, path))
     else:
-        print(output.local_result(match))
+        print(output.local_result(match, [_expected_action(game, spec) for spec in specs]))
         print(f"\nreplay: {path} ({size / 1024:.0f} KiB)")
     sys.stdout.flush()
     if args.view:
@@ -86,6 +92,13 @@ def play(args: argparse.Namespace) -> int:
 
         serve_replay(path, host=args.host, port=args.port, open_browser=_open_browser(args.open))
     return 0
+
+
+def _expected_action(game: Game, spec: BotSpec) -> str:
+    """What a player's answers should look like, in the form that bot writes them."""
+    if spec.contract == HostedContract.CODINGAME:
+        return CODINGAME_OUTPUT_FORM  # podracing's: the one game with a text adapter
+    return f"an action like {game.action_example}" if game.action_example else ""
 
 
 def _play_json(match: Any, path: Path) -> dict[str, Any]:
@@ -108,6 +121,7 @@ def _play_json(match: Any, path: Path) -> dict[str, Any]:
                 "timeouts": played.stats[p.player].timeouts,
                 "forfeited": played.stats[p.player].forfeited,
                 "error_samples": played.stats[p.player].error_samples,
+                "invalid_samples": played.stats[p.player].invalid_samples,
             }
             for p in sorted(played.result.players, key=lambda p: p.player)
         ],
@@ -137,7 +151,7 @@ def bots_register(args: argparse.Namespace) -> int:
     if not args.secret:
         print(f"secret (shown once, store it now): {bot['secret']}")
     if bot.get("next_step"):
-        print(f"next: {bot['next_step']}")
+        print(f"next: {bot['next_step']} (arena bots reactivate {bot['name']} --game {bot['game']})")
     return 0
 
 
@@ -189,10 +203,97 @@ def bots_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _bot_id(api: ApiClient, game: str, text: str) -> str:
+    """A bot id as given, or the id of the game's bot of that name (anyone's, or one of yours that
+    is not listed publicly)."""
+    if _is_uuid(text):
+        return text
+    found = api.public_bots(game, text)["items"]
+    if not found and api.api_key:
+        found = api.list_bots(game, 1, text)["items"]
+    if not found:
+        raise CliError(
+            f"no {game} bot is named {text!r}; give a bot id or name (arena bots list shows yours, "
+            f"arena leaderboard {game} the rated ones)"
+        )
+    return str(found[0]["id"])
+
+
+def _own_bot_id(api: ApiClient, text: str, game: str | None) -> str:
+    """A bot id as given, or the id of your bot of that name (in `game` when names repeat)."""
+    if _is_uuid(text):
+        return text
+    found = api.list_bots(game, 100, text)["items"]
+    where = f" in {game}" if game else ""
+    if not found:
+        raise CliError(f"you have no bot named {text!r}{where} (arena bots list shows yours)")
+    if len(found) > 1:
+        games = ", ".join(sorted(bot["game"] for bot in found))
+        raise CliError(f"several bots are named {text!r} ({games}); say which with --game")
+    return str(found[0]["id"])
+
+
+def _bot_status_line(bot: dict[str, Any]) -> str:
+    line = f"{bot['game']} bot {bot['name']!r} ({bot['id']}): {bot['status']}"
+    return line + (f" ({bot['status_reason']})" if bot.get("status_reason") else "")
+
+
+def bots_deactivate(args: argparse.Namespace) -> int:
+    with ApiClient(args.url, args.api_key) as api:
+        bot = api.deactivate(_own_bot_id(api, args.bot, args.game))
+    if args.json:
+        _print_json(bot)
+    else:
+        print(_bot_status_line(bot) + "; off the ladder, rating and history kept")
+    return 0
+
+
+def bots_reactivate(args: argparse.Namespace) -> int:
+    with ApiClient(args.url, args.api_key) as api:
+        bot = api.reactivate(_own_bot_id(api, args.bot, args.game))
+    if args.json:
+        _print_json(bot)
+    else:
+        print(_bot_status_line(bot) + ("; back on the ladder" if bot["status"] == "active" else ""))
+    return 0
+
+
+def users_create(args: argparse.Namespace) -> int:
+    with ApiClient(args.url, args.api_key) as api:
+        created = api.create_user(args.name, "admin" if args.admin else "user")
+    if args.json:
+        _print_json(created)
+        return 0
+    user, key = created["user"], created["api_key"]
+    print(f"created {user['role']} {user['name']!r} (id {user['id']})")
+    print(f"API key (shown once, hand it over now): {key['api_key']}")
+    print(f"next, as {user['name']}: export ARENA_API_KEY=<that key>; arena bots list")
+    return 0
+
+
+def keys_create(args: argparse.Namespace) -> int:
+    with ApiClient(args.url, args.api_key) as api:
+        key = api.create_api_key(args.name)
+    if args.json:
+        _print_json(key)
+    else:
+        print(f"new API key {key['name']!r} ({key['prefix']}...), shown once: {key['api_key']}")
+    return 0
+
+
 def challenge(args: argparse.Namespace) -> int:
     config = _json_object(args.config, "--config")
     with ApiClient(args.url, args.api_key) as api:
-        match = api.challenge(args.game, args.bot_ids, args.seed, config, args.rated)
+        bot_ids = [_bot_id(api, args.game, text) for text in args.bots]
+        match = api.challenge(args.game, bot_ids, args.seed, config, args.rated)
         if args.wait:
             match = _wait(api, match, args.timeout)
     if args.json:

@@ -319,6 +319,7 @@ def _run_locally(args: argparse.Namespace, config: dict[str, Any]) -> int:
     interrupt = _Interrupt()
     previous = signal.signal(signal.SIGINT, interrupt)
     status = JobStatus.QUEUED
+    reported = -1
     try:
         while True:
             if interrupt.asked:
@@ -330,7 +331,7 @@ def _run_locally(args: argparse.Namespace, config: dict[str, Any]) -> int:
             if status in (JobStatus.FINISHED, JobStatus.STOPPED, JobStatus.FAILED):
                 break
             outcome = run_chunk(HANDLER, job_id, chunk, send_next=False)
-            _progress_line(run_id)
+            reported = _progress_line(run_id, reported)
             _write(run_id, out)
             if outcome == ChunkOutcome.SKIPPED:
                 time.sleep(1.0)
@@ -340,19 +341,27 @@ def _run_locally(args: argparse.Namespace, config: dict[str, Any]) -> int:
     return _summary(run_id, job_id, out)
 
 
-def _progress_line(run_id: uuid.UUID) -> None:
+def _progress_line(run_id: uuid.UUID, reported: int) -> int:
+    """One line per generation, printed when it closes (or when the run ends inside it), with the
+    run's figures at that moment; returns the last generation reported. A chunk ends at a
+    generation's close, at the chunk's time limit or at the run's end, so most chunks close one
+    generation and some close none."""
     from shared.db.models import EvolutionRun
     from shared.db.session import session_scope
 
     with session_scope() as session:
         run = session.get(EvolutionRun, run_id)
         assert run is not None
+        closed = run.generation if run.termination_reason else run.generation - 1
+        if closed <= reported:
+            return reported
         best = "-" if run.best_fitness is None else f"{run.best_fitness:.3f}"
         print(
-            f"generation {run.generation:3d}  best fitness {best}  LLM calls {run.llm_calls}  "
+            f"generation {closed:3d}  best fitness {best}  LLM calls {run.llm_calls}  "
             f"spent ${run.spent_usd:.4f}  {run.elapsed_s:.0f} s",
             flush=True,
         )
+        return closed
 
 
 def _write(run_id: uuid.UUID, out: Path) -> None:

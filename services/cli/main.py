@@ -317,6 +317,66 @@ def _add_bots(add: AddParser, server: OneLineParser) -> None:
     listing.add_argument("--limit", type=int, default=100)
     listing.set_defaults(handler=commands.bots_list)
 
+    for action, handler, summary in (
+        (
+            "deactivate",
+            commands.bots_deactivate,
+            "take one of your bots off the ladder (it keeps its rating)",
+        ),
+        (
+            "reactivate",
+            commands.bots_reactivate,
+            "put one of your bots back on the ladder, also after a suspension (HTTP bots are "
+            "health-checked first)",
+        ),
+    ):
+        command = bots_sub.add_parser(
+            action,
+            parents=[server],
+            help=summary,
+            description=_para(summary[0].upper() + summary[1:] + "."),
+            epilog=f"examples:\n  arena bots {action} my-racer\n  arena bots {action} 3f0c...",
+            formatter_class=_formatter,
+        )
+        command.add_argument("bot", metavar="BOT", help="the bot's id, or its name")
+        command.add_argument("--game", help="the bot's game, when you have bots of that name in several")
+        command.set_defaults(handler=handler)
+
+
+def _add_accounts(add: AddParser, server: OneLineParser) -> None:
+    users = add("users", help="create accounts on a server (admins)", formatter_class=_formatter)
+    users_sub = users.add_subparsers(
+        dest="users_command", metavar="COMMAND", required=True, parser_class=OneLineParser
+    )
+    create = users_sub.add_parser(
+        "create",
+        parents=[server],
+        help="create a user and print the user's first API key (admin key needed)",
+        description=_para(
+            "Create an account; the answer carries its first API key, shown once. Only an admin "
+            "may create users: on your own server that is the key in ARENA_BOOTSTRAP_ADMIN_KEY."
+        ),
+        epilog="example:\n  arena users create alice --api-key $ARENA_BOOTSTRAP_ADMIN_KEY",
+        formatter_class=_formatter,
+    )
+    create.add_argument("name", metavar="NAME", help="letters, digits, '.', '_' and '-'")
+    create.add_argument("--admin", action="store_true", help="an admin instead of an ordinary user")
+    create.set_defaults(handler=commands.users_create)
+
+    keys = add("keys", help="create more API keys for your own account", formatter_class=_formatter)
+    keys_sub = keys.add_subparsers(
+        dest="keys_command", metavar="COMMAND", required=True, parser_class=OneLineParser
+    )
+    key = keys_sub.add_parser(
+        "create",
+        parents=[server],
+        help="create another API key for your account (shown once)",
+        epilog="example:\n  arena keys create --name laptop",
+        formatter_class=_formatter,
+    )
+    key.add_argument("--name", default="default", help="a label for the key (default: %(default)s)")
+    key.set_defaults(handler=commands.keys_create)
+
 
 def _add_challenge(add: AddParser, server: OneLineParser) -> None:
     challenge = add(
@@ -324,14 +384,16 @@ def _add_challenge(add: AddParser, server: OneLineParser) -> None:
         parents=[server],
         help="ask the server to play a match between bots now",
         description=_para(
-            "Challenge: the server plays the given bots (you must own one) and stores the replay. "
-            "Challenges are unrated unless an admin asks with --rated."
+            "Challenge: the server plays the given bots (you must own one) and stores the replay; "
+            "with --wait, the result and each bot's rating before and after. Challenges are "
+            "unrated unless an admin asks with --rated."
         ),
-        epilog="example:\n  arena challenge podracing BOT_ID OTHER_BOT_ID --wait",
+        epilog="examples:\n  arena challenge podracing my-racer other-racer --wait\n"
+        "  arena challenge podracing BOT_ID OTHER_BOT_ID",
         formatter_class=_formatter,
     )
     challenge.add_argument("game", metavar="GAME")
-    challenge.add_argument("bot_ids", metavar="BOT_ID", nargs="+", help="the players, in seat order")
+    challenge.add_argument("bots", metavar="BOT", nargs="+", help="the players (ids or names), in seat order")
     challenge.add_argument("--seed", type=int)
     challenge.add_argument("--config", metavar="JSON", help="game config as a JSON object")
     challenge.add_argument("--rated", action="store_true", help="move ratings (admins only)")
@@ -487,6 +549,7 @@ def build_parser() -> OneLineParser:
     _add_eval(sub.add_parser)
     _add_evolve(sub.add_parser)
     _add_bots(sub.add_parser, server)
+    _add_accounts(sub.add_parser, server)
     _add_challenge(sub.add_parser, server)
     _add_leaderboard(sub.add_parser, server)
     return parser

@@ -41,8 +41,9 @@ def _rank_text(rank: int | None) -> str:
     return "-" if rank is None else f"{rank + 1}"
 
 
-def local_result(match: LocalMatch) -> str:
-    """The result of a local match: one column per player, one row per figure."""
+def local_result(match: LocalMatch, expected: Sequence[str] = ()) -> str:
+    """The result of a local match: one column per player, one row per figure, then samples of
+    each player's failed turns and invalid actions, with what was expected of each player."""
     played = match.played
     players = sorted(played.result.players, key=lambda p: p.player)
     headers = ["", *[f"player {p.player}" for p in players]]
@@ -72,12 +73,18 @@ def local_result(match: LocalMatch) -> str:
         table(headers, rows),
     ]
     for p, s in zip(players, stats, strict=True):
+        who = f"player {p.player} ({match.specs[p.player].label})"
         for sample in s.error_samples[:MAX_ERROR_SAMPLES_SHOWN]:
             turn = sample.get("turn")
             where = "before the match" if turn is None else f"turn {turn}"
-            lines.append(f"player {p.player} ({match.specs[p.player].label}) {where}: {sample.get('error')}")
+            lines.append(f"{who} {where}: {sample.get('error')}")
+        for invalid in s.invalid_samples[:MAX_ERROR_SAMPLES_SHOWN]:
+            problems = "; ".join(invalid["problems"])
+            lines.append(f"{who} turn {invalid['turn']}: invalid action ({problems}); sent {invalid['sent']}")
+        if s.invalid_samples and p.player < len(expected) and expected[p.player]:
+            lines.append(f"{who} expected {expected[p.player]}")
         if s.forfeit_reason:
-            lines.append(f"player {p.player} ({match.specs[p.player].label}) {s.forfeit_reason}")
+            lines.append(f"{who} {s.forfeit_reason}")
     return "\n".join(lines)
 
 
@@ -153,4 +160,34 @@ def match_summary(match: dict[str, Any], base_url: str) -> str:
         ["forfeited", *[p.get("forfeited") for p in participants]],
         ["latency p50 ms", *[p.get("latency_p50_ms") for p in participants]],
     ]
-    return "\n".join([*lines, "", table(headers, rows)])
+    rated = [p for p in participants if p.get("mu_after") is not None and p.get("mu_before") is not None]
+    if rated:
+        rows += _rating_rows(participants)
+        note = "rating: mu - 3 sigma, as the leaderboard ranks bots; before -> after this match"
+    elif match.get("status") == "finished":
+        note = "ratings unchanged: " + (
+            "this match was not rated (see the error)" if match.get("rated") else "an unrated match"
+        )
+    else:
+        note = ""
+    return "\n".join([*lines, "", table(headers, rows), *(["", note] if note else [])])
+
+
+def _change(before: float | None, after: float | None, digits: int = 2) -> str | None:
+    if before is None or after is None:
+        return None
+    return f"{before:.{digits}f} -> {after:.{digits}f} ({after - before:+.{digits}f})"
+
+
+def _rating_rows(participants: list[dict[str, Any]]) -> list[list[object]]:
+    """Each participant's rating before and after: the ordinal (mu - 3 sigma), mu and sigma."""
+
+    def ordinal(p: dict[str, Any], when: str) -> float | None:
+        mu, sigma = p.get(f"mu_{when}"), p.get(f"sigma_{when}")
+        return None if mu is None or sigma is None else mu - 3 * sigma
+
+    return [
+        ["rating", *[_change(ordinal(p, "before"), ordinal(p, "after")) for p in participants]],
+        ["mu", *[_change(p.get("mu_before"), p.get("mu_after")) for p in participants]],
+        ["sigma", *[_change(p.get("sigma_before"), p.get("sigma_after")) for p in participants]],
+    ]

@@ -5,7 +5,6 @@ two, so every other command works without it."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import shutil
 import signal
@@ -147,8 +146,20 @@ def _resumed_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Traine
     except (KeyError, TypeError) as exc:
         raise CliError(f"cannot resume from {path}: {_short(exc)}") from None
     if args.steps is not None:
-        trainer.args = dataclasses.replace(trainer.args, total_steps=args.steps)
+        trainer.args = trainer.args.model_copy(update={"total_steps": args.steps})
     return trainer
+
+
+def step_budget(total: int, done: int, per_iteration: int) -> str:
+    """The steps the run will really play: whole iterations of num_envs x num_steps, so --steps is
+    rounded up to the next multiple (counted from where a resumed run stands)."""
+    if total <= done:
+        return f"{total:,} steps, already reached ({done:,}): no iteration to run"
+    iterations = -(-(total - done) // per_iteration)
+    end = done + iterations * per_iteration
+    plan = f"{iterations:,} iteration{'s' if iterations > 1 else ''} of {per_iteration:,}"
+    plan += f" from {done:,}" if done else ""
+    return f"{total:,} steps ({plan})" if end == total else f"{total:,} steps -> {end:,} ({plan})"
 
 
 def _rate(value: Any) -> str:
@@ -255,8 +266,11 @@ def train(args: argparse.Namespace) -> int:
         raise CliError(f"cannot create {out}: {exc.strerror or exc}") from None
     print(
         f"training podracing on {trainer.device}: {trainer.args.num_envs} races x "
-        f"{trainer.args.num_steps} turns per iteration, until {trainer.args.total_steps:,} steps"
-        + (f" or {args.seconds:g} s" if args.seconds else "")
+        f"{trainer.args.num_steps} turns per iteration; "
+        + step_budget(
+            trainer.args.total_steps, trainer.global_step, trainer.args.num_envs * trainer.args.num_steps
+        )
+        + (f", or {args.seconds:g} s" if args.seconds else "")
         + f"; checkpoints in {out}",
         flush=True,
     )

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import psycopg
 from sqlalchemy.engine import make_url
@@ -28,8 +30,25 @@ def postgres_reachable(url: str) -> bool:
         return False
 
 
+def _import_pgserver() -> ModuleType:
+    """pgserver, imported without the warning it makes platformdirs print on most servers.
+
+    At import pgserver asks platformdirs for the user's runtime directory (for its lock file and
+    sockets); where XDG_RUNTIME_DIR is unset (containers, ssh sessions, cron) platformdirs warns and
+    falls back to /tmp/runtime-<uid>, which is what we want. That one warning, of that one import,
+    is silenced here; every other warning stays visible.
+    """
+    from platformdirs import RuntimeDirWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeDirWarning)
+        import pgserver
+
+    return pgserver
+
+
 def start_embedded_postgres(data_dir: Path, database: str) -> tuple[str, Stop]:
-    from pgserver import get_server  # type: ignore[attr-defined]  # re-exported without __all__
+    get_server = _import_pgserver().get_server
 
     pgdata = data_dir / "pgdata"
     pgdata.parent.mkdir(parents=True, exist_ok=True)

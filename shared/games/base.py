@@ -80,14 +80,16 @@ class Match(ABC):
     def observation(self, player: int) -> dict[str, JSON]:
         """The JSON observation a player's bot receives this turn, covering all of its units."""
 
-    def check_action(self, player: int, action: JSON | None) -> None:
-        """Read one player's action as step() will, without applying it.
+    def check_action(self, player: int, action: JSON | None) -> Sequence[str]:
+        """Read one player's action as step() will, without applying it; return what was wrong
+        with it (each problem counts as one invalid action), empty when it reads as sent.
 
         Reading is meant never to raise; the runner still calls this for each bot on its own before
         step(), so that an answer that trips a bug in the reading counts against that bot alone
-        instead of failing the whole match. Games override it with the reading their step() uses.
+        instead of failing the whole match, and shows the bot's owner samples of the problems.
+        Games override it with the reading their step() uses.
         """
-        return None  # a game without a separate reading: step() is the only check
+        return ()  # a game without a separate reading: step() is the only check
 
     @abstractmethod
     def step(self, actions: Sequence[JSON | None]) -> StepResult:
@@ -120,6 +122,8 @@ class Game(ABC):
     ladder_players: ClassVar[int] = 2
     """How many bots a ladder match seats; challenges may seat anything from min to max."""
     config_model: ClassVar[type[BaseModel]]
+    action_example: ClassVar[str] = ""
+    """A well-formed action on one line, shown next to a bot's invalid actions (empty: none)."""
 
     @abstractmethod
     def create_match(self, seed: int, config: dict[str, JSON] | None = None, num_players: int = 2) -> Match:

@@ -79,8 +79,11 @@ class PlayedMatch:
     end_reason: str
 
 
-def _readable(match: Match, player: int, answer: TurnReply | BaseException) -> TurnReply:
-    """One bot's reply, with every failure to get or read its action turned into that bot's error.
+def _readable(
+    match: Match, player: int, answer: TurnReply | BaseException
+) -> tuple[TurnReply, Sequence[str]]:
+    """One bot's reply, with every failure to get or read its action turned into that bot's error,
+    and the problems the game found in a usable action (it plays what it could read of it).
 
     A client that raised, or an action the game's reading cannot cope with, is a failed turn of
     this bot (it plays the default action), never a crashed match for everyone.
@@ -89,15 +92,15 @@ def _readable(match: Match, player: int, answer: TurnReply | BaseException) -> T
         if not isinstance(answer, Exception):
             raise answer  # cancellation, KeyboardInterrupt: not the bot's doing
         log.warning("bot client of player %d raised", player, exc_info=answer)
-        return TurnReply(None, 0.0, f"answer could not be read: {type(answer).__name__}")
+        return TurnReply(None, 0.0, f"answer could not be read: {type(answer).__name__}"), ()
     if not answer.ok:
-        return answer
+        return answer, ()
     try:
-        match.check_action(player, answer.action)
+        problems = match.check_action(player, answer.action)
     except Exception as exc:
         reason = f"action could not be read: {type(exc).__name__}: {exc}"
-        return TurnReply(None, answer.latency_ms, reason[:MAX_ERROR_TEXT])
-    return answer
+        return TurnReply(None, answer.latency_ms, reason[:MAX_ERROR_TEXT]), ()
+    return answer, problems or ()
 
 
 class TurnObserver(Protocol):
@@ -200,8 +203,10 @@ async def play_match(
             bodies: list[bytes | None] = [None] * num_players  # what the replay sizes actions by
             forfeits_now, pending_forfeits = pending_forfeits, []
             for player, answer in zip(active, answers, strict=True):
-                reply = _readable(match, player, answer)
+                reply, problems = _readable(match, player, answer)
                 stats[player].record(turn, reply)
+                if problems:
+                    stats[player].invalid(turn, reply.action, problems)
                 if reply.ok:
                     actions[player] = reply.action
                     bodies[player] = reply.body

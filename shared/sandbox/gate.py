@@ -14,9 +14,11 @@ messages are what authors (and LLM-written code) learn from. Two contracts:
 
 Both contracts share the rest: the source is UTF-8 text with no other coding declaration (the
 sandbox compiles exactly this text, see shared/sandbox/hosted_runner.py); imports come from an
-allow-list, unaliased and never `*`; a module is only used as `module.name` with a public name
-that is not a banned one or another module; no dynamic code, no dunder tricks, and no attribute
-access by computed name (getattr with a non-literal, operator.attrgetter, str.format fields).
+allow-list, never `*`, and an alias (`import numpy as np`) stays the module it names, so every use
+of it is checked as the module's; a module is only used as `module.name` with a public name that
+is not a banned one or another module; no dynamic code, no dunder tricks (classes may still
+declare `__slots__` and the special methods of the allow-list), and no attribute access by
+computed name (getattr with a non-literal, operator.attrgetter, str.format fields).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import types
 from dataclasses import dataclass
 
 from shared.sandbox.gate_rules import (
+    ALLOWED_CLASS_DUNDERS,
     ALLOWED_DECORATORS,
     ALLOWED_DUNDER_ATTRIBUTES,
     ALLOWED_DUNDER_NAMES,
@@ -44,6 +47,7 @@ from shared.sandbox.gate_rules import (
     ENUM_BASES,
     ENUM_CREATION_METHODS,
     FORBIDDEN_BUILTINS,
+    REFUSED_MODULE_ATTRIBUTES,
 )
 from shared.states import HostedContract
 
@@ -146,6 +150,19 @@ def _is_utf8(name: str) -> bool:
         return False
 
 
+_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.Module,
+)
+"""Nodes that open a scope of their own: a name inside one is not the class body's."""
+
+
 def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
@@ -175,6 +192,9 @@ def module_attribute_problem(module: str, attribute: str) -> str | None:
         return f"'{module}.{attribute}' is private to the module and not available to bots"
     if attribute in BANNED_ATTRIBUTES:
         return f"'{module}.{attribute}' is not available to bots: {_banned_reason(attribute)}"
+    refused = REFUSED_MODULE_ATTRIBUTES.get(module.split(".")[0], {})
+    if attribute in refused:
+        return f"'{module}.{attribute}' is not available to bots: {refused[attribute]}"
     if module == "sys" and attribute not in ALLOWED_SYS_ATTRIBUTES:
         allowed = ", ".join(sorted(ALLOWED_SYS_ATTRIBUTES))
         return f"'sys.{attribute}' is not available to bots; from sys they may use: {allowed}"
@@ -245,27 +265,55 @@ def _bindings(tree: ast.Module) -> tuple[dict[str, list[ast.AST]], dict[str, str
     return rebound, imported
 
 
-def _bound_modules(tree: ast.Module) -> dict[str, str]:
-    """Names bound to allowed modules by unaliased imports (the checker refuses everything else)."""
+def submodule_problem(name: str) -> str | None:
+    """Why the dotted module `name` (its first part allowed) may not be imported, or None; each
+    part must be a public submodule of the one before, not a refused one."""
+    parts = name.split(".")
+    for index in range(1, len(parts)):
+        parent, part = ".".join(parts[:index]), parts[index]
+        if part.startswith("_"):
+            return f"import of '{name}' is not allowed: '{part}' is private"
+        problem = module_attribute_problem(parent, part)
+        if problem:
+            return problem
+        if _submodule(parent, part) != f"{parent}.{part}":
+            return f"import of '{name}' is not allowed: '{parent}.{part}' is not a module"
+    return None
+
+
+def _bound_modules(tree: ast.Module) -> tuple[dict[str, str], list[tuple[ast.AST, str]]]:
+    """Names that imports bind to allowed modules (`np` for `import numpy as np`), and the imports
+    that bind such a name to something else as well (refused: which one a use means would depend on
+    the order the code runs in)."""
     modules: dict[str, str] = {}
+    clashes: list[tuple[ast.AST, str]] = []
+    others: list[tuple[ast.AST, str]] = []
+    """From-imports of names that are not modules."""
+
+    def bind(node: ast.AST, name: str, module: str) -> None:
+        if modules.setdefault(name, module) != module:
+            clashes.append((node, name))
+
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                parts = alias.name.split(".")
-                if parts[0] in ALLOWED_MODULES and not any(p.startswith("_") for p in parts[1:]):
-                    modules[parts[0]] = parts[0]
+                top = alias.name.split(".")[0]
+                if top not in ALLOWED_MODULES or top == "__future__" or submodule_problem(alias.name):
+                    continue
+                bind(node, alias.asname or top, alias.name if alias.asname else top)
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            parts = node.module.split(".")
-            if parts[0] not in ALLOWED_MODULES or parts[0] == "__future__":
-                continue
-            if any(p.startswith("_") for p in parts[1:]):
+            top = node.module.split(".")[0]
+            if top not in ALLOWED_MODULES or top == "__future__" or submodule_problem(node.module):
                 continue
             for alias in node.names:
                 if alias.name != "*" and module_attribute_problem(node.module, alias.name) is None:
                     submodule = _submodule(node.module, alias.name)
                     if submodule:
-                        modules[alias.name] = submodule
-    return modules
+                        bind(node, alias.asname or alias.name, submodule)
+                    else:
+                        others.append((node, alias.asname or alias.name))
+    clashes += [(node, name) for node, name in others if name in modules]
+    return modules, clashes
 
 
 class _Checker(ast.NodeVisitor):
@@ -277,15 +325,20 @@ class _Checker(ast.NodeVisitor):
         self.parents: dict[ast.AST, ast.AST] = {
             child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)
         }
-        self.modules = _bound_modules(tree)
+        self.modules, self.clashes = _bound_modules(tree)
         """Local name -> the module an import binds it to, wherever the import is in the file."""
         self.rebound, self.imported = _bindings(tree)
 
     def check_module_names_are_not_reused(self) -> None:
         """A name bound to a module must stay the module, or `name.attr` would be checked wrongly."""
-        for name in self.modules:
+        for name, module in self.modules.items():
             for node in self.rebound.get(name, []):
-                self.add(node, f"the name '{name}' is the imported module {name}; use another name here")
+                self.add(node, f"the name '{name}' is the imported module {module}; use another name here")
+        for node, name in self.clashes:
+            self.add(
+                node,
+                f"the name '{name}' is imported as a module and as something else; give each its own name",
+            )
 
     def canonical(self, node: ast.AST) -> str | None:
         """`functools.lru_cache` for a decorator written `lru_cache` or `functools.lru_cache`, `property`
@@ -310,7 +363,7 @@ class _Checker(ast.NodeVisitor):
         for alias in node.names:
             self._check_module(node, alias.name)
             if alias.asname is not None:
-                self._refuse_alias(node, alias.name, alias.asname)
+                self._check_alias(node, alias.asname)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
@@ -326,19 +379,17 @@ class _Checker(ast.NodeVisitor):
                 )
                 continue
             if alias.asname is not None:
-                self._refuse_alias(node, alias.name, alias.asname)
+                self._check_alias(node, alias.asname)
             if node.module == "__future__":
                 continue
             problem = module_attribute_problem(node.module, alias.name)
             if problem:
                 self.add(node, problem)
 
-    def _refuse_alias(self, node: ast.AST, name: str, asname: str) -> None:
-        self.add(
-            node,
-            f"import aliases are not allowed ('{name} as {asname}'); import it under its own "
-            "name, so every use of it can be checked",
-        )
+    def _check_alias(self, node: ast.AST, asname: str) -> None:
+        """An alias may not take a name the checker treats specially (dunders, refused builtins)."""
+        if _is_dunder(asname) or asname in FORBIDDEN_BUILTINS or asname in ATTRIBUTE_BUILTINS:
+            self.add(node, f"'{asname}' cannot be an import alias in bots; choose another name")
 
     def _check_module(self, node: ast.AST, name: str) -> bool:
         parts = name.split(".")
@@ -346,9 +397,9 @@ class _Checker(ast.NodeVisitor):
             allowed = ", ".join(sorted(ALLOWED_MODULES - {"__future__"}))
             self.add(node, f"import of '{name}' is not allowed; allowed modules: {allowed}")
             return False
-        private = [part for part in parts[1:] if part.startswith("_")]
-        if private:
-            self.add(node, f"import of '{name}' is not allowed: '{private[0]}' is private")
+        problem = submodule_problem(name)
+        if problem:
+            self.add(node, problem)
             return False
         return True
 
@@ -367,9 +418,17 @@ class _Checker(ast.NodeVisitor):
             )
         elif name == "input" and self.contract == HostedContract.DECIDE:
             self.add(node, "'input' is for the codingame contract; a decide bot gets its observation")
-        elif _is_dunder(name) and (name not in ALLOWED_DUNDER_NAMES or not isinstance(node.ctx, ast.Load)):
+        elif (
+            _is_dunder(name)
+            and (name not in ALLOWED_DUNDER_NAMES or not isinstance(node.ctx, ast.Load))
+            and not (name in ALLOWED_CLASS_DUNDERS and self._in_class_scope(node))
+        ):
             readable = ", ".join(sorted(ALLOWED_DUNDER_NAMES))
-            self.add(node, f"the name '{name}' is not allowed in bots (bots may only read: {readable})")
+            self.add(
+                node,
+                f"the name '{name}' is not allowed in bots (bots may only read: {readable}; a class "
+                "body may also set __slots__ and name its special methods, as in __radd__ = __add__)",
+            )
         elif (
             name in self.modules
             and isinstance(node.ctx, ast.Load)
@@ -380,6 +439,17 @@ class _Checker(ast.NodeVisitor):
                 f"the module '{name}' may only be used as {name}.<name>; passing or storing a "
                 "module would hide what is used from it",
             )
+
+    def _in_class_scope(self, node: ast.AST) -> bool:
+        """True when `node` is evaluated in a class body's own scope (not in a method or lambda)."""
+        parent = self.parents.get(node)
+        while parent is not None:
+            if isinstance(parent, ast.ClassDef):
+                return True
+            if isinstance(parent, _SCOPES):
+                return False
+            parent = self.parents.get(parent)
+        return False
 
     def _module_of(self, node: ast.AST) -> str | None:
         """The module an expression names (`sys`, `collections.abc`), else None."""
@@ -655,14 +725,14 @@ class _ImportTime:
                         "created when the bot is loaded",
                     )
             for stmt in node.body:
-                if isinstance(stmt, ast.FunctionDef) and (
-                    stmt.name in ENUM_CREATION_METHODS or _is_dunder(stmt.name)
-                ):
-                    self.add(
-                        stmt,
-                        f"an enum may not define '{stmt.name}': its members exist while the bot is "
-                        "loaded, so Python may call it then; write a plain method instead",
-                    )
+                names = [stmt.name] if isinstance(stmt, ast.FunctionDef) else _assigned_names(stmt)
+                for name in names:
+                    if name in ENUM_CREATION_METHODS or _is_dunder(name):
+                        self.add(
+                            stmt,
+                            f"an enum may not define '{name}': its members exist while the bot is "
+                            "loaded, so Python may call it then; write a plain method instead",
+                        )
         for keyword in node.keywords:
             if keyword.arg == "metaclass" or keyword.arg is None:
                 self.add(
@@ -738,6 +808,17 @@ class _ImportTime:
         if isinstance(node, ast.Subscript):  # type aliases: Point = tuple[float, float]
             return self._is_operand(node.value) and self._is_operand(node.slice)
         return False
+
+
+def _assigned_names(stmt: ast.stmt) -> list[str]:
+    """The names a class-body assignment binds (`__lt__ = __le__`, `A, B = 1, 2`)."""
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AnnAssign | ast.AugAssign):
+        targets = [stmt.target]
+    else:
+        return []
+    return [n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)]
 
 
 def _call_values(node: ast.Call) -> list[ast.expr]:

@@ -23,6 +23,7 @@ ALLOWED_MODULES: frozenset[str] = frozenset(
         "itertools",
         "json",
         "math",
+        "numpy",
         "operator",
         "random",
         "re",
@@ -33,7 +34,31 @@ ALLOWED_MODULES: frozenset[str] = frozenset(
         "typing",
     }
 )
-"""Pure computation, plus sys (CodinGame scripts read sys.stdin) and time (budgeting a turn)."""
+"""Pure computation, plus sys (CodinGame scripts read sys.stdin) and time (budgeting a turn).
+numpy is the one package from outside the standard library: the sandbox binds it read-only (see
+shared/sandbox/runtime.py), since CodinGame's Python offers it and bots written there use it."""
+
+_NO_FILES = "bots have no files; the observation carries everything"
+_HOST = "it describes the host's installation, not the game"
+_TOOLS = "it is tooling that compiles code or starts processes, not something a bot computes with"
+REFUSED_MODULE_ATTRIBUTES: dict[str, dict[str, str]] = {
+    "numpy": {
+        "ctypeslib": "it hands out raw memory through ctypes",
+        "lib": "it holds numpy's file readers and raw-memory views; what bots need of it is at numpy.<name>",
+        "core": "numpy.core is numpy's private implementation; use numpy.<name>",
+        **dict.fromkeys(["testing", "f2py", "distutils"], _TOOLS),
+        **dict.fromkeys(
+            [
+                "load", "loads", "save", "savez", "savez_compressed", "loadtxt", "savetxt",
+                "genfromtxt", "fromfile", "fromregex", "memmap", "DataSource", "dump", "dumps",
+            ],
+            _NO_FILES,
+        ),
+        **dict.fromkeys(["show_config", "show_runtime", "info", "lookfor", "get_include"], _HOST),
+    },
+}  # fmt: skip
+"""Names refused in an allowed package and all of its submodules (`numpy.ma.load` too), with the
+reason the gate shows."""
 
 ALLOWED_SYS_ATTRIBUTES: frozenset[str] = frozenset(
     {
@@ -109,6 +134,8 @@ BANNED_ATTRIBUTES: dict[str, str] = {
         _FRAMES,
     ),
     **dict.fromkeys(["gi_code", "cr_code", "ag_code", "co_code", "co_consts", "co_names"], _CODE),
+    "ctypes": "a numpy array's ctypes hands out its raw memory",
+    "tofile": "bots have no files; the observation carries everything",
     "attrgetter": _BY_NAME,
     "methodcaller": _BY_NAME,
     "Formatter": "its fields read attributes by name ('{0.__class__}')",
@@ -210,17 +237,54 @@ ALLOWED_SPECIAL_METHODS: frozenset[str] = frozenset(
         "__neg__",
         "__pos__",
         "__abs__",
+        "__rfloordiv__",
+        "__rmod__",
+        "__divmod__",
+        "__rdivmod__",
+        "__rpow__",
         "__matmul__",
+        "__rmatmul__",
+        "__and__",
+        "__rand__",
+        "__or__",
+        "__ror__",
+        "__xor__",
+        "__rxor__",
+        "__lshift__",
+        "__rlshift__",
+        "__rshift__",
+        "__rrshift__",
+        "__invert__",
         "__iadd__",
         "__isub__",
         "__imul__",
+        "__itruediv__",
+        "__ifloordiv__",
+        "__imod__",
+        "__ipow__",
+        "__imatmul__",
+        "__iand__",
+        "__ior__",
+        "__ixor__",
+        "__ilshift__",
+        "__irshift__",
         "__float__",
         "__int__",
+        "__complex__",
         "__index__",
         "__round__",
+        "__trunc__",
+        "__floor__",
+        "__ceil__",
+        "__missing__",
+        "__length_hint__",
         "__copy__",
         "__deepcopy__",
     }
 )
 """The protocols a bot's classes need. Others (`__getattr__`, `__reduce__`, `__typing_subst__`,
 `__del__`...) are hooks the interpreter or the standard library call behind the code's back."""
+
+ALLOWED_CLASS_DUNDERS: frozenset[str] = ALLOWED_SPECIAL_METHODS | {"__slots__"}
+"""Dunder names a class body may bind and read in its own scope: `__slots__ = ("x", "y")`, and its
+special methods by name (`__radd__ = __add__`, `__hash__ = None`)."""

@@ -68,9 +68,11 @@ class CodinGameBot:
     """Adapts a stdin/stdout script to decide() through the game's text adapter, which keeps one
     persistent child process for the whole match and feeds it line by line."""
 
-    def __init__(self, path: str, game: str) -> None:
+    def __init__(self, path: str, game: str, packages_path: str | None = None) -> None:
         adapter = importlib.import_module(f"shared.games.{game}.codingame")
-        self._process = adapter.CodinGameProcess(path, python=sys.executable, cwd="/tmp")
+        self._process = adapter.CodinGameProcess(
+            path, python=sys.executable, cwd="/tmp", extra_path=[packages_path] if packages_path else []
+        )
 
     def decide(self, observation: Any) -> Any:
         action = self._process.decide(observation)
@@ -79,6 +81,8 @@ class CodinGameBot:
             raise RuntimeError(
                 "the script did not answer in time or exited" + (f": {detail}" if detail else "")
             )
+        if self._process.last_errors:  # the lines it could not read, for its owner's samples
+            action["errors"] = self._process.last_errors
         return action
 
 
@@ -88,6 +92,9 @@ def main() -> int:
     ready_fd = int(config["ready_fd"])
     apply_limits(config.get("limits", {}))
     sys.path.insert(0, ARENA_ROOT)
+    packages_path = config.get("packages_path")
+    if packages_path:  # the packages bots may import (numpy), bound read-only by the host
+        sys.path.append(packages_path)
     from shared.botsdk.server import make_server
     from shared.states import HostedContract
 
@@ -95,7 +102,7 @@ def main() -> int:
     if contract == HostedContract.DECIDE:
         decide, init = load_decide_module(config["code_path"])
     elif contract == HostedContract.CODINGAME:
-        bot = CodinGameBot(config["code_path"], config["game"])
+        bot = CodinGameBot(config["code_path"], config["game"], packages_path)
         decide, init = bot.decide, None
     else:
         raise SystemExit(f"unknown contract {contract!r}")

@@ -1,14 +1,19 @@
-"""What a sandbox needs from the host: a Python interpreter with its stdlib, and the runner's code.
+"""What a sandbox needs from the host: a Python interpreter with its stdlib, the runner's code and
+the few packages bots may import.
 
 Only these are bound into the sandbox. The runner's code (hosted_runner.py, the SDK, the signing
 module and any game text adapter) is copied into a private staging directory, so the sandbox sees
-those files and nothing else of the project.
+those files and nothing else of the project. Each package of BOT_PACKAGES (numpy) is bound
+read-only by its own folder (and the folder of the libraries its wheel bundles, numpy.libs) at
+/packages inside, never the site-packages around it.
 """
 
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import json
+import logging
 import os
 import shutil
 import stat
@@ -29,6 +34,16 @@ _STAGED_FILES = (
     "shared/states.py",
 )
 _EMPTY_PACKAGES = ("shared", "shared/protocol", "shared/games")
+BOT_PACKAGES = ("numpy",)
+"""Packages from outside the standard library that bots may import (the gate's allow-list names
+them too): pure computation, read-only, with nothing of the host in them."""
+PACKAGES_INSIDE = "/packages"
+"""Where a bwrap sandbox sees them (the runner puts it on sys.path)."""
+SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+"""Set in every sandbox: numpy's OpenBLAS would otherwise start a thread per host core at import,
+each with a stack and buffers counted against the sandbox's memory and task limits."""
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +54,9 @@ class PythonRuntime:
     binds: tuple[str, ...]
     hidden: tuple[str, ...]
     """Directories inside a bind to cover with an empty tmpfs (site-packages)."""
+    packages: tuple[str, ...] = ()
+    """Host folders of BOT_PACKAGES (and their bundled libraries), each bound at
+    PACKAGES_INSIDE/<its name>."""
 
 
 def _reachable_by_others(path: str) -> bool:
@@ -107,10 +125,54 @@ def resolve_runtime(*, drops_privileges: bool) -> PythonRuntime:
                     if os.path.isdir(p) and any(p.startswith(b + "/") for b in binds)
                 )
             )
-            runtime = PythonRuntime(executable=exe, binds=tuple(sorted(binds)), hidden=hidden)
+            runtime = PythonRuntime(
+                executable=exe,
+                binds=tuple(sorted(binds)),
+                hidden=hidden,
+                packages=bot_package_dirs(drops_privileges=drops_privileges),
+            )
             _runtime_cache[drops_privileges] = runtime
             return runtime
         raise RuntimeError("no Python interpreter reachable by the sandbox user was found")
+
+
+def bot_package_dirs(*, drops_privileges: bool) -> tuple[str, ...]:
+    """The host folders of BOT_PACKAGES installed here, with the sibling folder of libraries their
+    wheels bundle (`numpy.libs`, found by numpy's extensions through `$ORIGIN/../numpy.libs`). A
+    package the sandbox user could not read (a private home, when the worker drops from root) is
+    left out with a warning: importing it then fails inside the bot like any missing module."""
+    folders: list[str] = []
+    for name in BOT_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            log.warning("bots may import %s, but it is not installed here", name)
+            continue
+        folder = Path(next(iter(spec.submodule_search_locations))).resolve()
+        libs = folder.with_name(f"{name}.libs")
+        found = [folder, libs] if libs.is_dir() else [folder]
+        if drops_privileges and not all(_reachable_by_others(str(path)) for path in found):
+            log.warning("bots may import %s, but its folder %s is not readable by sandboxes", name, folder)
+            continue
+        folders += [str(path) for path in found]
+    return tuple(folders)
+
+
+_packages_dir: str | None = None
+
+
+def staged_packages_dir(folders: tuple[str, ...]) -> str:
+    """For the unsandboxed `process` backend: links to the package folders, in a folder of their own
+    (so the bot's sys.path gets these packages, not the site-packages around them). Kept apart from
+    the staged code, which bwrap sandboxes see, so that no sandbox learns where the host keeps them."""
+    global _packages_dir
+    with _lock:
+        if _packages_dir is None:
+            _packages_dir = tempfile.mkdtemp(prefix="arena-sandbox-packages-")
+            os.chmod(_packages_dir, 0o755)
+            atexit.register(shutil.rmtree, _packages_dir, True)
+            for folder in folders:
+                Path(_packages_dir, Path(folder).name).symlink_to(folder, target_is_directory=True)
+        return _packages_dir
 
 
 _stage_dir: str | None = None

@@ -168,3 +168,50 @@ def test_the_console_script_is_installed(tmp_path: Path) -> None:
     done = subprocess.run([arena, "play", "--help"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "builtin:NAME" in done.stdout and "codingame:FILE" in done.stdout
+
+
+def test_invalid_actions_are_shown_with_what_the_bot_sent_and_what_was_expected(tmp_path: Path) -> None:
+    """A decide bot that sends one pod with a word for a thrust, and a CodinGame script whose second
+    line is not an order: each sample names the problem, shows the action and the expected form."""
+    one_pod = tmp_path / "one_pod.py"
+    one_pod.write_text(
+        'def decide(observation):\n    return {"pods": [{"x": 8000, "y": 4500, "thrust": "fast"}]}\n'
+    )
+    chatty = tmp_path / "chatty.py"
+    chatty.write_text(
+        "laps = int(input())\n"
+        "for _ in range(int(input())):\n"
+        "    input()\n"
+        "while True:\n"
+        "    for _ in range(4):\n"
+        "        input()\n"
+        '    print("8000 4500 100")\n'
+        '    print("hello there")\n'
+    )
+    run = run_cli(
+        "play", "podracing", str(one_pod), f"codingame:{chatty}", "--seed", "3",
+        "--config", '{"laps": 1, "max_turns": 5}', cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    decide_samples = [line for line in lines if line.startswith("player 0 (one_pod.py) turn ")]
+    assert len(decide_samples) == 3, run.stdout  # samples shown, not all five turns
+    assert decide_samples[0] == (
+        "player 0 (one_pod.py) turn 0: invalid action ('pods' has 1 entries instead of 2; "
+        "pod 0: thrust is neither a number, BOOST nor SHIELD); "
+        'sent {"pods":[{"x":8000,"y":4500,"thrust":"fast"}]}'
+    ), run.stdout
+    assert 'player 0 (one_pod.py) expected an action like {"pods": [{"x": 8000' in run.stdout
+    script_sample = next(line for line in lines if line.startswith("player 1 (codingame:chatty.py) turn 0"))
+    assert "invalid action (pod 1: pod entry is not an object)" in script_sample, script_sample
+    assert "got 'hello there'" in script_sample, script_sample
+    assert "player 1 (codingame:chatty.py) expected 2 lines a turn, one per pod: 'X Y thrust" in run.stdout
+
+    as_json = run_cli(
+        "play", "podracing", str(one_pod), "builtin:runner", "--seed", "3",
+        "--config", '{"laps": 1, "max_turns": 2}', "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert as_json.returncode == 0, as_json.stderr
+    samples = json.loads(as_json.stdout)["players"][0]["invalid_samples"]
+    assert [s["turn"] for s in samples] == [0, 1]
+    assert samples[0]["problems"][0] == "'pods' has 1 entries instead of 2"

@@ -35,6 +35,7 @@ def _keep_torch_threads() -> Iterator[None]:
     torch.set_num_threads(threads)
 
 
+@pytest.mark.slow
 def test_train_stop_resume_export_and_eval(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -126,6 +127,7 @@ def test_train_stop_resume_export_and_eval(
     assert 0.0 <= result["interval_95"][0] <= result["win_rate"] <= result["interval_95"][1] <= 1.0
 
 
+@pytest.mark.slow
 def test_clear_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -163,3 +165,16 @@ def test_clear_errors(
     monkeypatch.chdir(tmp_path)
     assert main(["train", "podracing", "--config", '{"learning_rat": 0.1}']) == 1
     assert "arena: --config: unknown setting(s) learning_rat; known: " in capsys.readouterr().err
+
+
+def test_train_says_how_it_rounds_the_step_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Iterations are whole (16 races x 16 turns = 256 steps here): --steps 300 plays 512 steps, and
+    the first line says so before the run starts."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "podracing", "--steps", "300", "--out", "run", *TINY]) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert "300 steps -> 512 (2 iterations of 256)" in first, first
+    assert "done: iteration 2, 512 steps" in out, out

@@ -74,3 +74,38 @@ def test_a_match_plays_the_same_with_or_without_the_check(game: str) -> None:
             turn += 1
         replays.append(encode(recorder.finish(match)))
     assert replays[0] == replays[1]
+
+
+@pytest.mark.parametrize(
+    ("game", "action", "problems"),
+    [
+        (
+            "podracing",
+            {"pods": [{"x": 1.0, "y": "far", "thrust": 100}, {"x": 1, "y": 2, "thrust": 300}]},
+            ["pod 0: y is missing or not a finite number", "pod 1: thrust clamped to 0..100"],
+        ),
+        ("podracing", [1, 2], ["action is not an object with a 'pods' list"]),
+        (
+            "battle",
+            {"units": {"p0u0": {"move": [1], "dodge": "up"}, "p1u0": {}}, "say": 1},
+            [
+                "unknown key 'say' (only 'units' and 'memory')",
+                "unit p0u0: 'move' is neither [x, y] nor 'stop'",
+                "unit p0u0: 'dodge' is neither 'left' nor 'right'",
+                "unit 'p1u0' is not one of yours",
+            ],
+        ),
+        ("battle", "fire!", ["the action is not an object with 'units' (and 'memory')"]),
+    ],
+)
+def test_check_action_says_what_was_wrong(game: str, action: Any, problems: list[str]) -> None:
+    """Each problem counted in `invalid_actions` is described, for the samples the bot's owner sees."""
+    match = get_game(game).create_match(2, {}, 2)
+    assert sorted(match.check_action(0, action)) == sorted(problems)
+    good = get_game(game).builtin_bots()[next(iter(get_game(game).builtin_bots()))]
+    assert (
+        match.check_action(1, json.loads(json.dumps(good(json.loads(json.dumps(match.observation(1)))))))
+        == []
+    )
+    match.step([action, None])
+    assert match.result().players[0].metrics["invalid_actions"] == len(problems)

@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import json
+import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.cli.conftest import BOTS, PODRACING_CONFIG, CliRun, assert_one_line_error, run_cli
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from shared.db.models import Match, MatchParticipant
+from shared.states import MatchStatus
+from tests.cli.conftest import (
+    BOTS,
+    PODRACING_CONFIG,
+    CliRun,
+    assert_one_line_error,
+    finish_cli,
+    run_cli,
+    start_cli,
+)
 from tests.gateway.conftest import Account, BotServer, unique
 
 
+@pytest.mark.slow
 def test_bots_challenge_and_leaderboard_commands(
     gateway_url: str, make_user: Callable[..., Account], bot_server: BotServer, tmp_path: Path
 ) -> None:
@@ -67,6 +84,135 @@ def test_bots_challenge_and_leaderboard_commands(
     board = arena("leaderboard", "podracing")
     assert board.returncode == 0, board.stderr
     assert board.stdout.startswith("podracing leaderboard") or board.stdout.startswith("no rated bots")
+
+
+def _upload(env: dict[str, str], tmp_path: Path, prefix: str) -> tuple[str, str]:
+    """A new hosted podracing bot of the key's user, uploaded by the CLI: (name, id)."""
+    name = unique(prefix)
+    uploaded = run_cli(
+        "bots", "upload", str(BOTS / "podracing_decide.py"), "--game", "podracing", "--name", name, "--json",
+        cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert uploaded.returncode == 0, uploaded.stderr
+    return name, json.loads(uploaded.stdout)["id"]
+
+
+def test_challenge_takes_bot_names_and_prints_the_rating_change(
+    gateway_url: str,
+    make_user: Callable[..., Account],
+    admin: Account,
+    db_session: Session,
+    tmp_path: Path,
+) -> None:
+    alice = {"ARENA_URL": gateway_url, "ARENA_API_KEY": make_user("cli-names").key}
+    bob = {"ARENA_URL": gateway_url, "ARENA_API_KEY": make_user("cli-names").key}
+    mine, mine_id = _upload(alice, tmp_path, "cli-mine")
+    theirs, theirs_id = _upload(bob, tmp_path, "cli-theirs")
+
+    by_name = run_cli("challenge", "podracing", mine, theirs, "--json", cwd=tmp_path, env=alice)
+    assert by_name.returncode == 0, by_name.stderr
+    seated = sorted(json.loads(by_name.stdout)["participants"], key=lambda p: p["slot"])
+    assert [p["bot_id"] for p in seated] == [mine_id, theirs_id]
+    mixed = run_cli("challenge", "podracing", mine_id, theirs, "--json", cwd=tmp_path, env=alice)
+    assert mixed.returncode == 0, mixed.stderr
+    assert_one_line_error(
+        run_cli("challenge", "podracing", mine, "no-such-bot", cwd=tmp_path, env=alice),
+        "no podracing bot is named 'no-such-bot'",
+    )
+
+    # A rated challenge (admins only) waited for; no worker runs here, so the test finishes the
+    # match the way the runner does (result and ratings in the participants' rows).
+    admin_env = {"ARENA_URL": gateway_url, "ARENA_API_KEY": admin.key}
+    waiting = start_cli(
+        "challenge", "podracing", mine, theirs, "--rated", "--wait", "--timeout", "60",
+        cwd=tmp_path, env=admin_env,
+    )  # fmt: skip
+    match = _rated_match_of(db_session, uuid.UUID(mine_id))
+    match.status, match.turns, match.end_reason = MatchStatus.FINISHED, 40, "race_won"
+    for part in match.participants:
+        won = str(part.bot_id) == mine_id
+        part.rank, part.score, part.metrics = (0, 1.0, {}) if won else (1, 0.0, {})
+        part.mu_before, part.sigma_before = 25.0, 8.0
+        part.mu_after, part.sigma_after = (27.5, 7.5) if won else (22.5, 7.5)
+    db_session.commit()
+    done = finish_cli(waiting, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "status: finished" in done.stdout, done.stdout
+    rating = next(line for line in done.stdout.splitlines() if line.startswith("rating "))
+    assert "1.00 -> 5.00 (+4.00)" in rating and "1.00 -> 0.00 (-1.00)" in rating, done.stdout
+    assert "25.00 -> 27.50 (+2.50)" in done.stdout and "8.00 -> 7.50 (-0.50)" in done.stdout
+    assert "as the leaderboard ranks bots" in done.stdout
+
+
+def _rated_match_of(session: Session, bot_id: uuid.UUID) -> Match:
+    """The rated match the CLI is waiting for, once its challenge reached the server."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = session.scalar(
+            select(Match)
+            .join(MatchParticipant)
+            .where(MatchParticipant.bot_id == bot_id, Match.rated.is_(True))
+        )
+        if found is not None:
+            return found
+        session.rollback()  # a fresh snapshot for the next look
+        time.sleep(0.2)
+    raise AssertionError("the rated challenge never reached the server")
+
+
+def test_bots_deactivate_and_reactivate_by_name_for_their_owner_only(
+    gateway_url: str, make_user: Callable[..., Account], tmp_path: Path
+) -> None:
+    alice = {"ARENA_URL": gateway_url, "ARENA_API_KEY": make_user("cli-owner").key}
+    bob = {"ARENA_URL": gateway_url, "ARENA_API_KEY": make_user("cli-other").key}
+    name, bot_id = _upload(alice, tmp_path, "cli-onoff")
+
+    off = run_cli("bots", "deactivate", name, cwd=tmp_path, env=alice)
+    assert off.returncode == 0, off.stderr
+    assert off.stdout.startswith(f"podracing bot '{name}' ({bot_id}): inactive"), off.stdout
+    on = run_cli("bots", "reactivate", name, cwd=tmp_path, env=alice)
+    assert on.returncode == 0, on.stderr
+    assert on.stdout.strip() == f"podracing bot '{name}' ({bot_id}): active; back on the ladder"
+    by_id = run_cli("bots", "reactivate", bot_id, "--json", cwd=tmp_path, env=alice)
+    assert by_id.returncode == 0 and json.loads(by_id.stdout)["status"] == "active", by_id.stderr
+
+    assert_one_line_error(
+        run_cli("bots", "reactivate", bot_id, cwd=tmp_path, env=bob), "HTTP 403", "belongs to another user"
+    )
+    assert_one_line_error(
+        run_cli("bots", "reactivate", name, cwd=tmp_path, env=bob), f"you have no bot named '{name}'"
+    )
+    assert_one_line_error(
+        run_cli("bots", "reactivate", str(uuid.uuid4()), cwd=tmp_path, env=alice), "HTTP 404", "not found"
+    )
+
+
+def test_an_admin_creates_an_account_whose_key_works(
+    gateway_url: str, admin: Account, make_user: Callable[..., Account], tmp_path: Path
+) -> None:
+    admin_env = {"ARENA_URL": gateway_url, "ARENA_API_KEY": admin.key}
+    name = unique("cli-account")
+    created = run_cli("users", "create", name, cwd=tmp_path, env=admin_env)
+    assert created.returncode == 0, created.stderr
+    assert created.stdout.startswith(f"created user '{name}'"), created.stdout
+    key = created.stdout.split("hand it over now): ")[1].split()[0]
+    user_env = {"ARENA_URL": gateway_url, "ARENA_API_KEY": key}
+    mine = run_cli("bots", "list", cwd=tmp_path, env=user_env)
+    assert mine.returncode == 0 and mine.stdout.strip() == "no bots", mine.stderr
+    another = run_cli("keys", "create", "--name", "laptop", "--json", cwd=tmp_path, env=user_env)
+    assert another.returncode == 0, another.stderr
+    second = json.loads(another.stdout)
+    assert second["name"] == "laptop" and second["api_key"] != key
+    assert (
+        run_cli("bots", "list", cwd=tmp_path, env={**user_env, "ARENA_API_KEY": second["api_key"]}).returncode
+        == 0
+    )
+
+    assert_one_line_error(
+        run_cli("users", "create", unique("cli-nope"), cwd=tmp_path, env=user_env),
+        "POST /api/v1/users: HTTP 403",
+    )
+    assert_one_line_error(run_cli("users", "create", name, cwd=tmp_path, env=admin_env), "HTTP 409")
 
 
 def test_api_errors_are_one_line(gateway_url: str, tmp_path: Path) -> None:

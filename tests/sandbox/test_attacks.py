@@ -85,7 +85,7 @@ def test_project_settings_and_host_files_are_invisible(hosted, secret: str) -> N
     ]
     source = bot(
         """
-        out = {"root": sorted(os.listdir("/"))}
+        out = {"root": sorted(os.listdir("/")), "packages": sorted(os.listdir("/packages"))}
         for path in observation["paths"]:
             try:
                 with open(path, "rb") as handle:
@@ -99,8 +99,10 @@ def test_project_settings_and_host_files_are_invisible(hosted, secret: str) -> N
     assert isinstance(outcome, dict), outcome
     for path in paths:
         assert not outcome[path].startswith("READ"), f"{path}: {outcome[path]}"
-    expected_root = {"arena", "bot", "dev", "etc", "lib", "lib64", "proc", "tmp", "usr", "opt"}
+    expected_root = {"arena", "bot", "dev", "etc", "lib", "lib64", "packages", "proc", "tmp", "usr", "opt"}
     assert set(outcome["root"]) <= expected_root, f"unexpected top-level entries: {outcome['root']}"
+    # The packages bots may import, each bound by its own folder: not the site-packages around them.
+    assert set(outcome["packages"]) <= {"numpy", "numpy.libs"}, outcome["packages"]
 
 
 def test_environment_of_the_worker_is_not_inherited(hosted, secret: str, monkeypatch) -> None:
@@ -120,7 +122,16 @@ def test_environment_of_the_worker_is_not_inherited(hosted, secret: str, monkeyp
     outcome = ask(hosted(source), secret)
     assert isinstance(outcome, dict), outcome
     assert "fake-s3cr3t-do-not-leak" not in json.dumps(outcome), f"secret leaked: {outcome}"
-    assert set(outcome["environ"]) <= {"PATH", "LANG", "HOME", "PYTHONDONTWRITEBYTECODE", "PWD"}, outcome
+    allowed = {
+        "PATH",
+        "LANG",
+        "HOME",
+        "PYTHONDONTWRITEBYTECODE",
+        "PWD",
+        "OPENBLAS_NUM_THREADS",
+        "OMP_NUM_THREADS",
+    }
+    assert set(outcome["environ"]) <= allowed, outcome
 
 
 def test_host_processes_are_invisible(hosted, secret: str) -> None:

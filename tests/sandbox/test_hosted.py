@@ -12,6 +12,7 @@ import pytest
 
 from shared.protocol.signing import Signer
 from shared.sandbox.backends import SandboxedBot, SandboxError
+from shared.sandbox.gate import check_source
 from shared.sandbox.limits import SandboxLimits
 from shared.sandbox.runtime import game_adapter_exists
 from tests.sandbox.conftest import ask, post_turn, requires_bwrap, turn_body
@@ -40,6 +41,27 @@ def test_decide_bot_answers_signed_turns(hosted, secret: str) -> None:
         assert action["double"] == 2 * n and action["pi"] == 3.14
     assert action["inits"] == [{"game": "test", "player": 0, "match_id": "m-1"}]
     assert bot.status()["backend"] == "bwrap"
+
+
+NUMPY_BOT = textwrap.dedent(
+    """
+    import numpy as np
+    from numpy import linalg as la
+
+    def decide(observation):
+        a = np.array(observation["v"], dtype=np.float64)
+        return {"norm": float(la.norm(a)), "dtype": str(a.dtype)}
+    """
+)
+
+
+@requires_bwrap
+def test_a_decide_bot_imports_numpy_from_the_read_only_packages(hosted, secret: str) -> None:
+    """numpy passes the gate and is bound into the sandbox; nothing else of the site-packages is."""
+    assert check_source(NUMPY_BOT) == []
+    bot = hosted(NUMPY_BOT)
+    assert bot.start_error is None, bot.start_error
+    assert ask(bot, secret, {"v": [3, 4]}) == {"norm": 5.0, "dtype": "float64"}
 
 
 @requires_bwrap

@@ -21,11 +21,19 @@ from shared.db.models import Bot, BotVersion, Rating, User
 
 
 def list_bots(
-    session: Session, owner: User | None, game: str | None, status: str | None, limit: int, offset: int
+    session: Session,
+    owner: User | None,
+    game: str | None,
+    status: str | None,
+    limit: int,
+    offset: int,
+    name: str | None = None,
 ) -> tuple[list[Bot], int]:
     query = select(Bot).where(Bot.owner_id == owner.id if owner is not None else publicly_listed())
     if game:
         query = query.where(Bot.game == game)
+    if name:
+        query = query.where(Bot.name == name)
     if status:
         query = query.where(Bot.status == status)
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0

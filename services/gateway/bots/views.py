@@ -45,6 +45,10 @@ router = APIRouter(prefix="/bots", tags=["bots"])
 
 GameFilter = Annotated[str | None, Query(max_length=32, description="only bots of this game")]
 StatusFilter = Annotated[BotStatus | None, Query(description="only bots in this status")]
+NameFilter = Annotated[
+    str | None,
+    Query(max_length=64, description="only the bot of this name (names are unique within a game)"),
+]
 
 
 @router.post(
@@ -103,20 +107,25 @@ def list_bots(
     page: Pagination,
     game: GameFilter = None,
     status: StatusFilter = None,
+    name: NameFilter = None,
 ) -> Page[BotOut]:
     """Your bots (every bot for an admin)."""
     owner = None if is_admin(user) else user
-    rows, total = service.list_bots(session, owner, game, status, page.limit, page.offset)
+    rows, total = service.list_bots(session, owner, game, status, page.limit, page.offset, name)
     views = service.bot_views(session, rows, settings)
     return Page(items=views, total=total, limit=page.limit, offset=page.offset)
 
 
 @router.get("/public", response_model=Page[PublicBot], summary="List all bots", responses=INVALID_PARAMS)
 def public_bots(
-    session: DbSession, page: Pagination, game: GameFilter = None, status: StatusFilter = None
+    session: DbSession,
+    page: Pagination,
+    game: GameFilter = None,
+    status: StatusFilter = None,
+    name: NameFilter = None,
 ) -> Page[PublicBot]:
     """Every bot on the platform, without endpoints or secrets. No key needed."""
-    rows, total = service.list_bots(session, None, game, status, page.limit, page.offset)
+    rows, total = service.list_bots(session, None, game, status, page.limit, page.offset, name)
     return Page(items=service.public_views(session, rows), total=total, limit=page.limit, offset=page.offset)
 
 

@@ -55,9 +55,11 @@ class BattleMatch(Match):
         """Per player, the action `check_action` read this turn and its reading, for step() to reuse."""
 
     # ----------------------------------------------------------------- turn
-    def check_action(self, player: int, action: JSON | None) -> None:
+    def check_action(self, player: int, action: JSON | None) -> Sequence[str]:
         own = {u.uid: u.alive for u in self.world.team_units[player]}
-        self._checked[player] = (action, self.sanitiser.sanitise(action, own))
+        reading = self.sanitiser.sanitise(action, own)
+        self._checked[player] = (action, reading)
+        return reading.problems
 
     def step(self, actions: Sequence[JSON | None]) -> StepResult:
         checked, self._checked = self._checked, {}  # readings of this turn only
@@ -280,6 +282,11 @@ class BattleGame(Game):
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 4
     config_model = BattleConfig
+    action_example: ClassVar[str] = (
+        '{"units": {"<unit id>": {"move": [x, y] or "stop", "turn": radians, "fire": [x, y], '
+        '"dodge": "left" or "right", "signal": {"word": ..., "values": [a, b]}}}, "memory": {...}}: '
+        "every key optional, only your own units"
+    )
 
     def create_match(
         self, seed: int, config: dict[str, JSON] | None = None, num_players: int = 2

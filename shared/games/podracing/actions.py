@@ -37,9 +37,11 @@ def _number(value: Any) -> float | None:
 class _Problems:
     def __init__(self) -> None:
         self.items: list[str] = []
+        self.where = ""
+        """What the next problems are about ("pod 1: "), for the bot's owner."""
 
     def add(self, text: str) -> None:
-        self.items.append(text)
+        self.items.append(self.where + text)
 
 
 def _coordinate(entry: dict[str, Any], key: str, problems: _Problems) -> float | None:
@@ -111,6 +113,7 @@ def sanitize_action(raw: Any, targets: list[tuple[int, int]], max_thrust: int) -
     commands: list[PodCommand] = []
     messages: list[str | None] = []
     for index, target in enumerate(targets):
+        problems.where = f"pod {index}: "
         if index < len(entries):
             commands.append(_pod_command(entries[index], target, max_thrust, problems))
             messages.append(_message(entries[index], problems))

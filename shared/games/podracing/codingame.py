@@ -22,10 +22,13 @@ import time
 from typing import Any
 
 MAX_MESSAGE_LENGTH = 64
+OUTPUT_FORM = "2 lines a turn, one per pod: 'X Y thrust [message]', thrust 0-100, BOOST or SHIELD"
+"""What a script must print, in the words its owner reads next to an unusable line."""
 MAX_STDERR_LINES = 200
 SCRIPT_LAUNCHER = (
-    "def _run(path):\n"
+    "def _run(path, extra_path):\n"
     "    import sys\n"
+    "    sys.path.extend(extra_path)\n"
     "    with open(path, 'rb') as file:\n"
     "        text = file.read().decode('utf-8')\n"
     "    code = compile(text, path, 'exec', dont_inherit=True)\n"
@@ -34,12 +37,15 @@ SCRIPT_LAUNCHER = (
     "    namespace['__file__'] = path\n"
     "    sys.argv[:] = [path]\n"
     "    exec(code, namespace)\n"
-    "_run(__import__('sys').argv[1])\n"
+    "_run(__import__('sys').argv[1], __import__('sys').argv[2:])\n"
 )
 """Runs the script as `__main__` from its text decoded as strict UTF-8, never `python script.py`:
 compile() of a str ignores coding declarations, so the script runs exactly the text the static gate
 checked (a `# coding: utf-7` line would otherwise turn a comment into code). -I keeps the working
-directory and the environment out of the import path."""
+directory and the environment out of the import path; the arguments after the script's path are
+folders added to it (the packages a sandbox offers bots)."""
+PASSED_ENVIRONMENT = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+"""Variables the script gets from the process that starts it (the sandbox sets them)."""
 
 
 def init_lines(observation: dict[str, Any]) -> list[str]:
@@ -122,8 +128,10 @@ class CodinGameProcess:
         timeout: float = 1.0,
         first_timeout: float = 5.0,
         cwd: str | None = None,
+        extra_path: list[str] | None = None,
     ) -> None:
         self.script = script
+        self.extra_path = extra_path or []
         self.python = python
         self.timeout = timeout
         self.first_timeout = first_timeout
@@ -138,8 +146,9 @@ class CodinGameProcess:
 
     def start(self) -> None:
         env = {"PYTHONUNBUFFERED": "1", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        env |= {name: os.environ[name] for name in PASSED_ENVIRONMENT if name in os.environ}
         self._process = subprocess.Popen(
-            [self.python, "-I", "-u", "-c", SCRIPT_LAUNCHER, self.script],
+            [self.python, "-I", "-u", "-c", SCRIPT_LAUNCHER, self.script, *self.extra_path],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -100,11 +100,10 @@ class PodracingMatch(Match):
         pods = race.pods[player * PODS_PER_PLAYER : (player + 1) * PODS_PER_PLAYER]
         return [race.checkpoints[pod.next_checkpoint] for pod in pods]
 
-    def check_action(self, player: int, action: JSON | None) -> None:
-        self._checked[player] = (
-            action,
-            sanitize_action(action, self._targets(player), self.race.config.max_thrust),
-        )
+    def check_action(self, player: int, action: JSON | None) -> Sequence[str]:
+        reading = sanitize_action(action, self._targets(player), self.race.config.max_thrust)
+        self._checked[player] = (action, reading)
+        return reading.problems
 
     def step(self, actions: Sequence[JSON | None]) -> StepResult:
         checked, self._checked = self._checked, [None] * NUM_PLAYERS  # readings of this turn only
@@ -214,6 +213,10 @@ class PodracingGame(Game):
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 2
     config_model = PodracingConfig
+    action_example: ClassVar[str] = (
+        '{"pods": [{"x": 8000, "y": 4500, "thrust": 100}, {"x": 5000, "y": 2000, "thrust": "BOOST", '
+        '"message": "hi"}]}: one entry per pod, thrust 0-100, "BOOST" or "SHIELD"'
+    )
 
     def create_match(self, seed: int, config: dict[str, JSON] | None = None, num_players: int = 2) -> Match:
         if num_players != NUM_PLAYERS:
