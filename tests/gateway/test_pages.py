@@ -138,6 +138,7 @@ def test_bot_page_shows_rating_history_versions_opponents_and_errors(
     rating = client.get(f"/api/v1/bots/{bot['id']}", headers=history.owner.headers).json()["rating"]
     assert rating["matches_played"] == 4
     assert f"<dd data-ordinal>{rating['ordinal']:.2f}</dd>" in html
+    assert ">hosted on Arena, written by a person</dd>" in html  # what "hosted, human" means
 
     # The chart: a start point plus one point per rated match, mu above the ordinal everywhere.
     svg = re.search(r"<svg data-rating-chart.*?</svg>", html, re.S)
@@ -167,12 +168,21 @@ def test_bot_page_shows_rating_history_versions_opponents_and_errors(
     # 1 + 1 + 5 (the forfeit: five failed turns in a row) bad answers.
     assert "In 4 finished matches: 7 bad answers, 1 timeouts, 1 forfeits." in " ".join(html.split())
     matches = page.table("Recent matches")
-    assert matches.headers[-4:] == ["bad answers", "timeouts", "forfeit", "note"]
+    columns = ["match", "kind", "opponents", "place", "turns", "bad answers", "timeouts", "note"]
+    assert matches.headers == columns
     rows = {links[0]: row for row, links in zip(matches.rows, matches.links, strict=True)}
     assert set(rows) == {f"/matches/{match_id}" for match_id in history.finished}
-    first, _, third, fourth = (rows[f"/matches/{m}"] for m in history.finished)
-    assert first[-4:-1] == ["1", "1", ""] and third[-4:-1] == ["1", "0", ""]
-    assert fourth[-2] == "yes" and fourth[4] == "#2"
+    first, second, third, fourth = (rows[f"/matches/{m}"] for m in history.finished)
+    assert first[-3:-1] == ["1", "1"] and third[-3:-1] == ["1", "0"]
+    # The note is what the match was for this bot (its result and its own failures), never the
+    # match's end reason: the forfeited match is a loss, with the bot's forfeit and bad answers.
+    outcomes = {"won": "#1", "lost": "#2"}
+    for row in (first, second, third):
+        outcome = row[-1].split(" · ")[0]
+        assert outcomes[outcome] == row[3], row
+    assert first[-1].endswith(" · 1 timeout, 1 bad answer") and third[-1].endswith(" · 1 bad answer")
+    assert second[-1] in ("won", "lost")
+    assert fourth[3] == "#2" and fourth[-1] == "lost · forfeited, 5 bad answers"
     # Error counts are public, the samples' text is not.
     assert BAD_ANSWER.split(":")[0] not in html and "error_samples" not in html
 
@@ -324,6 +334,7 @@ def test_hostile_names_stay_text_on_the_bot_page(
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "laptop": {"width": 1366, "height": 768}}
 
 
+@pytest.mark.browser
 def test_pages_in_a_browser_at_phone_and_laptop_width(gateway_url: str, history: History) -> None:
     """Each page fits the screen's width (wide tables scroll in their own box), the chart is drawn,
     the owner's samples appear for the owner's key only, and nothing leaves the machine."""

@@ -79,7 +79,7 @@ def test_a_run_page_has_every_chart_and_points_at_its_api_and_socket(
     assert "data-evaluation-at" in html, "the evaluation table's shell"
     assert "data-evaluation-history" in html
     assert "data-imitation-agreement" in html
-    assert "/static/training.js?v=" in html and "/static/viewer/viewer.css?v=" in html
+    assert "/static/training.js?v=" in html and "/static/arena.css?v=" in html  # one stylesheet
     assert "data-key-form hidden" in html
     # Nothing of the run itself: its name and config are its owner's.
     assert alice_run["name"] not in html and "0.0005" not in html

@@ -27,7 +27,8 @@ from tests.gateway.viewer_support import store_finished_match
 
 BATTLE_JS = ROOT / "services" / "gateway" / "web" / "static" / "viewer" / "battle.js"
 READY = "() => window.arenaViewer && window.arenaViewer.ready === true"
-COUNTER = "[data-frame-counter]"
+COUNTER = "[data-turn-counter]"
+"""Turns shown / the last turn; its `data-frame` is the frame index (two frames a turn)."""
 CANVAS = "[data-viewer-canvas]"
 HOSTILE = '<img src=x onerror="window.pwned=1">'
 
@@ -37,6 +38,7 @@ class BattleMatches:
     small: str
     """3v3, aggressive against defensive: every kind of event happens."""
     small_frames: int
+    small_turns: int
     big: str
     """10v10, aggressive against sniper: hundreds of shots."""
     hostile: str
@@ -89,7 +91,7 @@ def battle_matches(client: TestClient, make_user: Any, database_url: str) -> Bat
         ]
     finally:
         session.close()
-    return BattleMatches(ids[0], len(small["frames"]), ids[1], ids[2])
+    return BattleMatches(ids[0], len(small["frames"]), small["result"]["turns"], ids[1], ids[2])
 
 
 @pytest.fixture(scope="module")
@@ -106,10 +108,15 @@ def open_viewer(page: Page, base_url: str, path: str) -> Page:
 
 
 def counter(page: Page) -> tuple[int, int]:
+    """(turn shown, last turn)."""
     text = page.locator(COUNTER).inner_text()
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     assert match, text
     return int(match[1]), int(match[2])
+
+
+def frame_shown(page: Page) -> int:
+    return int(page.locator(COUNTER).get_attribute("data-frame") or "-1")
 
 
 def redraw_after(page: Page, action: Callable[[], None]) -> None:
@@ -137,12 +144,13 @@ def test_renderer_defaults_match_the_game_config() -> None:
     assert words and json.loads(words[1]) == list(SIGNAL_WORDS)
 
 
+@pytest.mark.browser
 def test_finished_battle_plays_and_markers_jump(
     gateway_url: str, battle_matches: BattleMatches, browser: Browser
 ) -> None:
     with offline_page(browser, gateway_url) as viewer:
         page = open_viewer(viewer.page, gateway_url, f"/matches/{battle_matches.small}")
-        assert counter(page) == (0, battle_matches.small_frames - 1)
+        assert counter(page) == (0, battle_matches.small_turns) and frame_shown(page) == 0
         # Every kind of marker the issue names is on the timeline.
         kinds = set(page.eval_on_selector_all("button[data-marker]", "bs => bs.map(b => b.dataset.kind)"))
         assert {"shot", "hit", "kill", "death"} <= kinds, kinds
@@ -162,7 +170,7 @@ def test_finished_battle_plays_and_markers_jump(
         kill = page.locator('button[data-marker][data-kind="kill"]').first
         frame = int(kill.get_attribute("data-frame") or "-1")
         kill.click()
-        assert counter(page)[0] == frame
+        assert frame_shown(page) == frame
         # On the kill's frame the victim is dead in the panel and listed under the kills.
         page.wait_for_function("() => document.querySelector('[data-panel] tr.battle-dead') !== null")
         assert page.locator("[data-panel] .battle-feed li").count() >= 1
@@ -171,16 +179,18 @@ def test_finished_battle_plays_and_markers_jump(
         death = page.locator('button[data-marker][data-kind="death"]').last
         frame = int(death.get_attribute("data-frame") or "-1")
         death.click()
-        assert counter(page)[0] == frame
+        assert frame_shown(page) == frame
         viewer.assert_stayed_offline()
 
 
+@pytest.mark.browser
 def test_frame_link_and_fov_overlay(
     gateway_url: str, battle_matches: BattleMatches, browser: Browser
 ) -> None:
     with offline_page(browser, gateway_url) as viewer:
         page = open_viewer(viewer.page, gateway_url, f"/matches/{battle_matches.small}?t=30")
-        assert counter(page)[0] == 30
+        # `?t=` counts turns: turn 30 is the frame at tick 30 * ticks_per_turn (two frames a turn).
+        assert counter(page)[0] == 30 and frame_shown(page) == 60
         link = page.locator("[data-frame-link]").get_attribute("href") or ""
         assert link.endswith("t=30"), link
         fov = page.locator('input[type=checkbox][data-overlay="fov"]')
@@ -196,6 +206,7 @@ def test_frame_link_and_fov_overlay(
         viewer.assert_stayed_offline()
 
 
+@pytest.mark.browser
 def test_ten_a_side_replay_through_view_src(
     gateway_url: str, battle_matches: BattleMatches, browser: Browser
 ) -> None:
@@ -215,17 +226,16 @@ def test_ten_a_side_replay_through_view_src(
         viewer.assert_stayed_offline()
 
 
+@pytest.mark.browser
 def test_untrusted_replay_data_is_shown_as_text(
     gateway_url: str, battle_matches: BattleMatches, browser: Browser
 ) -> None:
     with offline_page(browser, gateway_url) as viewer:
         page = open_viewer(viewer.page, gateway_url, f"/matches/{battle_matches.hostile}?t=5")
-        last = counter(page)[1]
+        last = page.evaluate("() => window.arenaViewer.player.lastFrame")
         for frame in (5, last - 1, last):
             page.evaluate(f"() => window.arenaViewer.player.setFrame({frame})")
-            page.wait_for_function(
-                f"() => parseInt(document.querySelector('{COUNTER}').textContent) === {frame}"
-            )
+            page.wait_for_function(f"() => document.querySelector('{COUNTER}').dataset.frame === '{frame}'")
             page.wait_for_timeout(150)
         # Frame 2 shows turn 0's orders, the first odd ones.
         page.evaluate("() => window.arenaViewer.player.setFrame(2)")

@@ -40,12 +40,14 @@ def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
 
 
 def frame_counter(page: Page) -> tuple[int, int]:
-    text = (page.text_content("[data-frame-counter]") or "").strip()
+    """The turn counter (a podracing frame is a turn)."""
+    text = (page.text_content("[data-turn-counter]") or "").strip()
     found = re.fullmatch(r"(\d+) / (\d+)", text)
     assert found, text
     return int(found[1]), int(found[2])
 
 
+@pytest.mark.browser
 def test_a_running_match_plays_live_then_becomes_its_replay(
     gateway_url: str,
     worker: ManagedProcess,
@@ -75,7 +77,7 @@ def test_a_running_match_plays_live_then_becomes_its_replay(
         assert match.status == MatchStatus.FINISHED and match.replay is not None
         frames = len(decompress(load_replay(match.replay))["frames"])
         expect(page.locator("[data-live]")).to_be_hidden()
-        expect(page.locator("[data-frame-counter]")).to_have_text(f"{frames - 1} / {frames - 1}")
+        expect(page.locator("[data-turn-counter]")).to_have_text(f"{frames - 1} / {frames - 1}")
         expect(page.locator("[data-result] [data-result-summary]")).to_contain_text(f"{match.turns} turns")
         expect(page.locator("[data-result] a[data-download]")).to_have_count(1)
         expect(page.locator("[data-match-status]")).to_have_text("finished")

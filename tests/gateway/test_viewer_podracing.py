@@ -54,7 +54,8 @@ def open_viewer(page: Page, base: str, path: str) -> Page:
 
 
 def counter(page: Page) -> tuple[int, int]:
-    text = page.text_content("[data-frame-counter]") or ""
+    """The turn counter: "turn / last turn" (a podracing frame is a turn)."""
+    text = page.text_content("[data-turn-counter]") or ""
     match = re.fullmatch(r"(\d+) / (\d+)", text.strip())
     assert match, text
     return int(match[1]), int(match[2])
@@ -92,6 +93,7 @@ def test_match_page_and_replay_transport(client: TestClient, finished_race: Stor
     assert json.loads(gzip.decompress(download.content)) == finished_race.replay
 
 
+@pytest.mark.browser
 def test_podracing_viewer_in_a_browser(
     browser: Browser, gateway_url: str, finished_race: StoredMatch
 ) -> None:
@@ -176,6 +178,7 @@ def test_podracing_viewer_in_a_browser(
         offline.assert_stayed_offline()
 
 
+@pytest.mark.browser
 def test_viewer_on_a_phone(browser: Browser, gateway_url: str, finished_race: StoredMatch) -> None:
     """One column on a narrow screen: nothing wider than the page."""
     context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2)
@@ -191,6 +194,7 @@ def test_viewer_on_a_phone(browser: Browser, gateway_url: str, finished_race: St
         context.close()
 
 
+@pytest.mark.browser
 def test_viewer_for_a_replay_file(
     browser: Browser, gateway_url: str, finished_race: StoredMatch, tmp_path: Path
 ) -> None:

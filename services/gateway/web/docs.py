@@ -3,10 +3,10 @@ gateway itself. FastAPI's own pages load them from a CDN and stay blank without 
 built with FastAPI's public helpers, pointed at the assets of the `fastapi-offline` package.
 
 Swagger UI's online validator badge (an image from validator.swagger.io) and ReDoc's Google fonts
-are switched off too. ReDoc still renders its vendor's logo from cdn.redoc.ly (no option turns that
-off), so both pages carry a Content-Security-Policy that lets them load from the gateway only: the
-browser drops such requests before they reach the network and opening the docs sends nothing off
-the gateway's host."""
+are switched off too, and ReDoc's bundle is sent with its vendor's logo (from cdn.redoc.ly, which
+no option turns off) replaced by an empty image (assets.DOCS_PATCHES). Both pages also carry a
+Content-Security-Policy that lets them load from the gateway only, so whatever a later version of
+either might ask of another host is dropped before it reaches the network."""
 
 from __future__ import annotations
 

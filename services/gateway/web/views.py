@@ -8,17 +8,19 @@ for an id or name that names nothing, 400 for a bad page number) instead of the 
 
 from __future__ import annotations
 
+import gzip
 import uuid
 
 from fastapi import APIRouter
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from services.gateway.deps import DbSession
+from services.gateway.matches.views import accepts_gzip
 from services.gateway.web.pages import evolution as evolution_pages
 from services.gateway.web.pages.bot import MAX_PAGE, bot_page
 from services.gateway.web.pages.front import front_page
-from services.gateway.web.pages.game import game_page
+from services.gateway.web.pages.game import game_page, sample_replay
 from services.gateway.web.pages.training import run_page
 from services.gateway.web.templating import render
 from services.gateway.web.viewer_context import renderer_urls
@@ -71,7 +73,19 @@ def game(request: Request, name: str, session: DbSession) -> Response:
     data = game_page(session, name)
     if data is None:
         return not_found_page(request, f"game {name!r}")
-    return render(request, "game.html", {"page": data})
+    return render(request, "game.html", {"page": data, "renderers": renderer_urls(request)})
+
+
+@router.get("/games/{name}/sample-replay")
+def game_sample_replay(request: Request, name: str) -> Response:
+    """The replay of the game page's sample match (JSON; gzip-encoded for clients that take it)."""
+    blob = sample_replay(name)
+    if blob is None:
+        return JSONResponse({"detail": f"There is no game {name[:64]!r}."}, status_code=404)
+    headers = {"Vary": "Accept-Encoding", "Cache-Control": "public, max-age=3600"}
+    if accepts_gzip(request.headers.get("accept-encoding", "")):
+        return Response(blob, media_type="application/json", headers={**headers, "Content-Encoding": "gzip"})
+    return Response(gzip.decompress(blob), media_type="application/json", headers=headers)
 
 
 @router.get("/training", response_class=HTMLResponse)

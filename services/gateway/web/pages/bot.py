@@ -25,7 +25,7 @@ from services.gateway.web.pages.chart import RatingChart, RatingPoint, rating_ch
 from shared.bots import publicly_listed
 from shared.db.models import Bot, BotVersion, Match, MatchParticipant, Rating, User
 from shared.matches import visible_to
-from shared.states import HostedContract, MatchStatus
+from shared.states import BotKind, BotOrigin, HostedContract, MatchStatus
 
 HISTORY_POINTS = 500
 """The chart shows at most this many of the newest rated matches."""
@@ -33,6 +33,27 @@ MAX_VERSIONS = 50
 MAX_OPPONENTS = 50
 MATCHES_PER_PAGE = 20
 MAX_PAGE = 10_000
+
+
+KIND_WORDS: dict[BotKind, str] = {
+    BotKind.HTTP: "runs on its owner's server (HTTP)",
+    BotKind.HOSTED: "hosted on Arena",
+}
+ORIGIN_WORDS: dict[BotOrigin, str] = {
+    BotOrigin.HUMAN: "written by a person",
+    BotOrigin.EVOLVER: "written by language models (the evolver)",
+    BotOrigin.TRAINER: "a trained neural policy (the trainer)",
+    BotOrigin.BUILTIN: "built into Arena",
+}
+
+
+def describe_kind(kind: BotKind, origin: BotOrigin) -> str:
+    """How a bot runs and who made it, in words ("hosted on Arena, written by a person")."""
+    return f"{KIND_WORDS.get(kind, str(kind))}, {ORIGIN_WORDS.get(origin, str(origin))}"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +99,43 @@ class MatchErrors:
     timeouts: int
     forfeited: bool
     opponents: list[tuple[uuid.UUID, str]]
+    outcome: str
+    """What the match was for this bot: "won", "lost", "draw", "tied for first", "3rd of 4", or
+    the match's status when it was not played to the end ("failed", "running")."""
+
+    @property
+    def separator(self) -> str:
+        """Between the outcome and the details: a failure's reason follows a colon."""
+        return " · " if self.match.status is MatchStatus.FINISHED else ": "
+
+    @property
+    def details(self) -> str:
+        """This bot's own failures in a finished match ("forfeited, 2 timeouts"), or why a match
+        was not played to the end; empty when there is nothing to say."""
+        if self.match.status is not MatchStatus.FINISHED:
+            return self.match.error or ""
+        own = ["forfeited"] if self.forfeited else []
+        if self.timeouts:
+            own.append(_plural(self.timeouts, "timeout"))
+        if self.errors:
+            own.append(_plural(self.errors, "bad answer"))
+        return ", ".join(own)
+
+    @property
+    def outcome_class(self) -> str:
+        """The CSS class colouring the outcome."""
+        if self.outcome in ("won", "tied for first"):
+            return "outcome-won"
+        if self.outcome == "draw":
+            return "outcome-draw"
+        return "outcome-lost" if self.match.status is MatchStatus.FINISHED else ""
 
 
 @dataclass(frozen=True, slots=True)
 class BotPage:
     bot: Bot
+    kind_words: str
+    """describe_kind of the bot."""
     owner_name: str
     rating: Rating | None
     current_version: int | None
@@ -199,6 +252,28 @@ def _totals(session: Session, bot_id: uuid.UUID) -> ErrorTotals:
     return ErrorTotals(int(row[0]), int(row[1]), int(row[2]), int(row[3]))
 
 
+def _ordinal(place: int) -> str:
+    suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
+    return f"{place}{suffix}"
+
+
+def outcome(view: MatchOut, bot_id: uuid.UUID) -> str:
+    """The match's outcome for bot `bot_id` (see MatchErrors.outcome)."""
+    if view.status is not MatchStatus.FINISHED:
+        return str(view.status)
+    mine = next(p for p in view.participants if p.bot_id == bot_id)
+    ranks = [p.rank for p in view.participants if p.rank is not None]
+    if mine.rank is None or not ranks:
+        return "no result"
+    if len(set(ranks)) == 1:
+        return "draw"
+    if mine.rank == 0:
+        return "won" if ranks.count(0) == 1 else "tied for first"
+    if len(view.participants) == 2:
+        return "lost"
+    return f"{_ordinal(mine.rank + 1)} of {len(view.participants)}"
+
+
 def _match_errors(view: MatchOut, bot_id: uuid.UUID) -> MatchErrors:
     mine = next(p for p in view.participants if p.bot_id == bot_id)
     return MatchErrors(
@@ -209,6 +284,7 @@ def _match_errors(view: MatchOut, bot_id: uuid.UUID) -> MatchErrors:
         timeouts=mine.timeouts,
         forfeited=mine.forfeited,
         opponents=[(p.bot_id, p.bot_name) for p in view.participants if p.bot_id != bot_id],
+        outcome=outcome(view, bot_id),
     )
 
 
@@ -230,6 +306,7 @@ def bot_page(session: Session, bot_id: uuid.UUID, page: int) -> BotPage | None:
     views = match_views(session, listed.matches, None)  # no viewer: never the owner-only samples
     return BotPage(
         bot=bot,
+        kind_words=describe_kind(bot.kind, bot.origin),
         owner_name=owner_name,
         rating=rating,
         current_version=next((v.number for v in versions if v.current), None),

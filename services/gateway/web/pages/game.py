@@ -1,20 +1,27 @@
-"""The game page's data: the rules, the JSON schemas a bot works with, the config fields, and an
-example observation and action taken from a real match.
+"""The game page's data: a sample match between two built-in bots to watch, the rules, the JSON
+schemas a bot works with, the config fields, and an example observation and action taken from a
+real match.
 
-All of it comes from the game's code and its rules document (docs/games/<name>.md), neither of
-which changes while the gateway runs, so it is built once per game and kept. Only the short
-leaderboard and the list of built-in bots on the ladder are read per request.
+The rules document (docs/games/<name>.md) is cut at its `##` headings and each part goes where the
+page shows that subject (rules first; observation and action beside their schemas; built-in bots
+beside their table; the rest at the end), so no subject appears twice: the document's own
+configuration table is left out for the page's, which is read from the config model.
+
+All of it comes from the game's code and its document, neither of which changes while the gateway
+runs, so it is built once per game and kept. Only the short leaderboard and the list of built-in
+bots on the ladder are read per request.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from markupsafe import Markup
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -23,6 +30,7 @@ from services.gateway.leaderboard.schemas import Leaderboard
 from services.gateway.leaderboard.service import leaderboard
 from shared.db.models import Bot
 from shared.games.registry import game_names, get_game
+from shared.games.replay import compress, play_local
 from shared.states import BotOrigin
 
 DOCS_DIR = Path(__file__).resolve().parents[4] / "docs" / "games"
@@ -30,6 +38,43 @@ DOCS_DIR = Path(__file__).resolve().parents[4] / "docs" / "games"
 EXAMPLE_SEED = 1
 LEADERBOARD_ROWS = 10
 MAX_LADDER_BUILTINS = 50
+SAMPLE_SEED = 1
+SAMPLE_BOTS: dict[str, tuple[str, str]] = {
+    "podracing": ("runner", "blocker"),
+    "battle": ("aggressive", "defensive"),
+}
+"""The built-in bots of each game's sample match: two that make a lively one. A game not listed
+plays its first two built-in bots (alphabetically)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DocSection:
+    """One `##` part of a rules document, rendered."""
+
+    title: str
+    html: Markup
+
+
+@dataclass(frozen=True, slots=True)
+class RulesDoc:
+    """A game's rules document, by subject (see the module's docstring)."""
+
+    intro: Markup | None
+    rules: list[DocSection] = field(default_factory=list)
+    observation: list[DocSection] = field(default_factory=list)
+    builtin_bots: list[DocSection] = field(default_factory=list)
+    more: list[DocSection] = field(default_factory=list)
+    """Everything else, in the document's order."""
+
+
+SUBJECTS: tuple[tuple[str, str], ...] = (
+    ("rules", "rules"),
+    ("observation", "observation"),
+    ("action", "observation"),
+    ("built-in bots", "builtin_bots"),
+    ("configuration", ""),
+)
+"""A section whose title starts with the first word goes to the second (`""`: left out)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +102,9 @@ class GameInfo:
     min_players: int
     max_players: int
     ladder_players: int
-    rules_html: Markup | None
+    doc: RulesDoc | None
+    """The rules document by subject; None where the install has no docs/ folder."""
+    sample_bots: tuple[str, str]
     observation_schema: str
     action_schema: str
     config_fields: list[ConfigField]
@@ -79,26 +126,44 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=False)
 
 
-def _demoted(markdown: str) -> Markup:
-    """The document as HTML (raw HTML in it is escaped, not passed through), its title dropped and
-    its headings one level down so they sit under the page's own sections."""
+def _read_doc(name: str) -> str | None:
+    try:
+        return (DOCS_DIR / f"{name}.md").read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def split_doc(markdown: str) -> RulesDoc:
+    """The document cut at its `##` headings, each part rendered and filed by subject (SUBJECTS).
+    A part's own heading is dropped where the page gives the subject its heading, and kept one
+    level down (`<h3>`) under "more"; `###` inside a part becomes `<h3>` (`<h4>` under "more")."""
     parser = MarkdownIt("commonmark", {"html": False}).enable("table")
     tokens = parser.parse(markdown)
     if tokens and tokens[0].type == "heading_open" and tokens[0].tag == "h1":
-        tokens = tokens[3:]  # heading_open, inline, heading_close
-    for token in tokens:
-        if token.type in ("heading_open", "heading_close"):
-            token.tag = f"h{min(int(token.tag[1]) + 1, 6)}"
-    return Markup(parser.renderer.render(tokens, parser.options, {}))  # escaped by the parser (html off)
+        tokens = tokens[3:]
+    parts: list[tuple[str, list[Token]]] = [("", [])]
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h2":
+            parts.append((tokens[index + 1].content.strip(), []))
+        parts[-1][1].append(token)
 
+    def render(part: list[Token], shift: int) -> Markup:
+        for token in part:
+            if token.type in ("heading_open", "heading_close"):
+                token.tag = f"h{min(int(token.tag[1]) + shift, 6)}"
+        return Markup(parser.renderer.render(part, parser.options, {}))  # escaped (html off)
 
-def rules_html(name: str) -> Markup | None:
-    path = DOCS_DIR / f"{name}.md"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return None
-    return _demoted(text)
+    intro_tokens = parts[0][1]
+    doc = RulesDoc(intro=render(intro_tokens, 1) if intro_tokens else None)
+    for title, part in parts[1:]:
+        subject = next((where for word, where in SUBJECTS if title.lower().startswith(word)), "more")
+        if subject == "":
+            continue
+        if subject == "more":
+            doc.more.append(DocSection(title, render(part, 1)))
+        else:
+            getattr(doc, subject).append(DocSection(title, render(part[3:], 0)))
+    return doc
 
 
 def _limits(schema: dict[str, Any]) -> str:
@@ -149,6 +214,14 @@ def game_info(name: str) -> GameInfo | None:
     return _game_info(name) if name in game_names() else None
 
 
+def _sample_bots(name: str, bots: list[str]) -> tuple[str, str]:
+    wanted = SAMPLE_BOTS.get(name)
+    if wanted and all(bot in bots for bot in wanted):
+        return wanted
+    first, second = (sorted(bots) * 2)[:2]
+    return first, second
+
+
 @cache
 def _game_info(name: str) -> GameInfo:
     game = get_game(name)
@@ -156,13 +229,15 @@ def _game_info(name: str) -> GameInfo:
     example_bot = sorted(bots)[0]
     match = game.create_match(EXAMPLE_SEED, {}, game.min_players)
     observation = match.observation(0)
+    text = _read_doc(game.name)
     return GameInfo(
         name=game.name,
         title=game.title,
         min_players=game.min_players,
         max_players=game.max_players,
         ladder_players=game.ladder_players,
-        rules_html=rules_html(game.name),
+        doc=None if text is None else split_doc(text),
+        sample_bots=_sample_bots(game.name, list(bots)),
         observation_schema=_pretty(game.observation_schema()),
         action_schema=_pretty(game.action_schema()),
         config_fields=config_fields(game.config_schema()),
@@ -171,6 +246,23 @@ def _game_info(name: str) -> GameInfo:
         example_bot=example_bot,
         builtin_bots=[BuiltinBot(bot, _first_line(decide.__doc__)) for bot, decide in sorted(bots.items())],
     )
+
+
+def sample_replay(name: str) -> bytes | None:
+    """The gzipped replay of game `name`'s sample match (its two sample bots, seed SAMPLE_SEED,
+    the default config), with the bots' names in `players`; None for a game that does not exist.
+    Played once per process, in a fraction of a second, on the first request."""
+    info = game_info(name)
+    return None if info is None else _sample_replay(info.name, info.sample_bots)
+
+
+@cache
+def _sample_replay(name: str, bots: tuple[str, str]) -> bytes:
+    game = get_game(name)
+    decide = game.builtin_bots()
+    replay = play_local(game, SAMPLE_SEED, [decide[bot] for bot in bots])
+    replay["players"] = [{"name": f"builtin:{bot}", "bot": f"builtin:{bot}"} for bot in bots]
+    return compress(replay)
 
 
 def game_page(session: Session, name: str) -> GamePage | None:

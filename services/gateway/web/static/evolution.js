@@ -7,12 +7,26 @@
 // - the root's decisions, from the run's events; spend per role and model; the payoff table;
 // - stop, resume and the run's archive.
 // Live: while the run is going, GET .../events?after=<last id> every few seconds; new events are
-// added to the decisions and the panels they affect are read again (never a page reload).
+// added to the decisions and the panels they affect are read again (never a page reload); the
+// elapsed time counts on while the run works.
+// The payoff table's opponents are named as people know them: a fleet bot ("bot:<id>") by its name
+// (GET /api/v1/bots/public), a built-in by "builtin:<name>", a file by its file name.
 // Everything from the API goes in as text (textContent).
 
 import { LineChart } from "./training_charts.js";
 import { HeatMap, LineageTree } from "./evolution_draw.js";
-import { apiFetch, apiJson, apiKey, formatDuration, formatNumber, formatRate, say, setupKeyForm } from "./training_api.js";
+import {
+  ElapsedClock,
+  apiFetch,
+  apiJson,
+  apiKey,
+  formatDuration,
+  formatNumber,
+  formatRate,
+  labelCells,
+  say,
+  setupKeyForm,
+} from "./training_api.js";
 
 const EVENTS_PAGE = 500;
 const MAX_EVENT_PAGES = 200;
@@ -44,6 +58,10 @@ const PALETTE = ["#1f5fbf", "#c2410c", "#2e7d32", "#7b1fa2", "#00838f", "#ad1457
 const PALE = ["#8fb0e0", "#e6a086", "#97be99", "#bd8fd1", "#80c1c7", "#d689aa"];
 const MAX_ISLANDS_CHARTED = 6;
 const SVG = "http://www.w3.org/2000/svg";
+const TICK_MS = 1000;
+const BOT_PAGE = 200;
+const MAX_BOT_PAGES = 10;
+const FLEET_KEY = /^bot:([0-9a-f-]{36})$/i;
 
 function text(node, value) {
   if (node) node.textContent = value;
@@ -94,6 +112,8 @@ class EvolutionPage {
     this.chart = null;
     this.heatmap = null;
     this.lineage = null;
+    this.elapsed = new ElapsedClock();
+    this.botNames = new Map();
   }
 
   boot() {
@@ -103,7 +123,13 @@ class EvolutionPage {
     this.lineage = new LineageTree(this.root.querySelector("[data-lineage]"), (name) => this.openProgram(name));
     setupKeyForm(this.root, () => (this.started ? window.location.reload() : this.start()));
     this.setupControls();
+    setInterval(() => this.tickElapsed(), TICK_MS);
     this.start();
+  }
+
+  tickElapsed() {
+    const seconds = this.elapsed.seconds;
+    if (seconds !== null) text(this.root.querySelector("[data-elapsed]"), formatDuration(seconds));
   }
 
   start() {
@@ -157,7 +183,8 @@ class EvolutionPage {
     text(q("[data-spent]"), `${usd(detail.spent_usd)} ${budget}`);
     text(q("[data-tokens]"), formatNumber(detail.tokens));
     text(q("[data-calls]"), formatNumber(detail.llm_calls));
-    text(q("[data-elapsed]"), formatDuration(detail.elapsed_s));
+    this.elapsed.update(detail.elapsed_s, detail.status === "running");
+    this.tickElapsed();
     text(q("[data-termination]"), detail.termination_reason || (detail.error ? `failed: ${detail.error}` : "-"));
     text(q("[data-has-key]"), detail.has_api_key ? "yes" : "no");
     const bot = q("[data-run-bot]");
@@ -290,6 +317,7 @@ class EvolutionPage {
       return tr;
     });
     this.root.querySelector("[data-spend]").replaceChildren(...rows);
+    labelCells(this.root.querySelector("[data-spend]").closest("table"));
     const budget = spend.budget_usd;
     text(
       this.root.querySelector("[data-spend-total]"),
@@ -306,8 +334,10 @@ class EvolutionPage {
   async loadPayoff() {
     const payoff = await this.guard("The payoff table", apiJson(`${this.api}/payoff`));
     if (!payoff) return;
+    await this.nameBots(payoff.opponents);
     const head = document.createElement("tr");
-    for (const title of ["program", "generation", "fitness", "Nash fitness", ...payoff.opponents]) head.append(el("th", "", title));
+    for (const title of ["program", "generation", "fitness", "Nash fitness"]) head.append(el("th", "", title));
+    for (const opponent of payoff.opponents) head.append(this.opponentHeader(opponent));
     this.root.querySelector("[data-payoff-head]").replaceChildren(head);
     const rows = payoff.rows.map((row) => {
       const tr = document.createElement("tr");
@@ -333,7 +363,45 @@ class EvolutionPage {
       rows.push(mix);
     }
     this.root.querySelector("[data-payoff]").replaceChildren(...rows);
+    labelCells(this.root.querySelector("[data-payoff]").closest("table"));
     this.root.querySelector("[data-payoff-empty]").hidden = payoff.rows.length > 0;
+  }
+
+  /** Look up the names of the fleet bots among `opponents` ("bot:<id>") not named yet. */
+  async nameBots(opponents) {
+    const wanted = new Set(opponents.map((key) => FLEET_KEY.exec(key)?.[1]).filter((id) => id && !this.botNames.has(id)));
+    if (!wanted.size) return;
+    const game = this.detail?.game;
+    for (let page = 0; page < MAX_BOT_PAGES && wanted.size; page++) {
+      const query = new URLSearchParams({ limit: String(BOT_PAGE), offset: String(page * BOT_PAGE) });
+      if (game) query.set("game", game);
+      let body;
+      try {
+        body = await apiJson(`${this.pageRoot}/api/v1/bots/public?${query}`);
+      } catch {
+        return; // the keys stay as they are
+      }
+      for (const bot of body.items || []) {
+        this.botNames.set(bot.id, bot.name);
+        wanted.delete(bot.id);
+      }
+      if ((page + 1) * BOT_PAGE >= body.total) break;
+    }
+  }
+
+  /** An opponent's column header: its name (cut short, whole in the title), a fleet bot linked. */
+  opponentHeader(key) {
+    const fleet = FLEET_KEY.exec(key);
+    const name = fleet && this.botNames.has(fleet[1]) ? this.botNames.get(fleet[1])
+      : key.startsWith("file:") ? key.slice(5).split("/").pop() || key : key;
+    const th = el("th");
+    th.scope = "col";
+    th.dataset.opponent = key;
+    const label = fleet ? el("a", "trunc", name) : el("span", "trunc", name);
+    if (fleet) label.href = `${this.pageRoot}/bots/${encodeURIComponent(fleet[1])}`;
+    label.title = name === key ? key : `${name} (${key})`;
+    th.append(label);
+    return th;
   }
 
   // --- one program --------------------------------------------------------------------------------

@@ -2,10 +2,9 @@
 // lineage tree. Both draw in CSS pixels on a backing store of device pixels, redraw when their box
 // changes size, and report clicks on a cell or a node as the program's name.
 
-const TEXT = "#333";
-const MUTED = "#888";
-const EMPTY = "#f3f3f3";
-const LINE = "#ddd";
+import { onThemeChange, themeColour } from "./theme.js";
+
+const INK = "#333";
 const FONT = "11px system-ui, sans-serif";
 const UNSCORED = "#bdbdbd";
 
@@ -27,7 +26,7 @@ export function fitnessColor(t) {
 
 /** Dark text on light cells, white on dark ones. */
 function inkOn(t) {
-  return t > 0.55 ? "#fff" : TEXT;
+  return t > 0.55 ? "#fff" : INK;
 }
 
 function range(values) {
@@ -36,6 +35,16 @@ function range(values) {
   const low = Math.min(...finite);
   const high = Math.max(...finite);
   return high > low ? [low, high] : [low - 0.5, high + 0.5];
+}
+
+/** The theme's colours for text, labels, empty cells and edges (arena.css). */
+function colours() {
+  return {
+    text: themeColour("--text", "#333"),
+    muted: themeColour("--chart-text", "#888"),
+    empty: themeColour("--chart-empty", "#f3f3f3"),
+    line: themeColour("--chart-grid", "#ddd"),
+  };
 }
 
 function prepare(canvas, height) {
@@ -50,7 +59,7 @@ function prepare(canvas, height) {
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, width, h);
   ctx.font = FONT;
-  return { ctx, width, height: h };
+  return { ctx, width, height: h, colours: colours() };
 }
 
 class Drawing {
@@ -61,6 +70,7 @@ class Drawing {
     this.draws = 0;
     this._queued = false;
     new ResizeObserver(() => this.redraw()).observe(canvas);
+    onThemeChange(() => this.redraw());
     canvas.addEventListener("click", (event) => {
       const box = canvas.getBoundingClientRect();
       const x = event.clientX - box.left;
@@ -96,7 +106,7 @@ export class HeatMap extends Drawing {
   draw() {
     const grid = this.grid;
     const width = Math.max(1, this.canvas.clientWidth);
-    const { ctx } = prepare(this.canvas, Math.min(width, 460));
+    const { ctx, colours } = prepare(this.canvas, Math.min(width, 460));
     this.hits = [];
     if (!grid) return;
     const bins = Math.max(1, grid.bins);
@@ -113,7 +123,7 @@ export class HeatMap extends Drawing {
         const py = top + (bins - 1 - y) * cellSize; // y grows upwards
         const elite = byCell.get(`${x},${y}`);
         const t = elite && typeof elite.fitness === "number" ? (elite.fitness - low) / (high - low) : 0;
-        ctx.fillStyle = elite ? fitnessColor(t) : EMPTY;
+        ctx.fillStyle = elite ? fitnessColor(t) : colours.empty;
         ctx.fillRect(px + 1, py + 1, cellSize - 2, cellSize - 2);
         if (!elite) continue;
         this.hits.push({ name: elite.name, x0: px, x1: px + cellSize, y0: py, y1: py + cellSize });
@@ -127,7 +137,7 @@ export class HeatMap extends Drawing {
         }
       }
     }
-    ctx.fillStyle = MUTED;
+    ctx.fillStyle = colours.muted;
     ctx.textAlign = "center";
     ctx.textBaseline = "top";
     const [xName, yName] = grid.descriptors.length === 2 ? grid.descriptors : ["x", "y"];
@@ -183,15 +193,15 @@ export class LineageTree extends Drawing {
   draw() {
     const width = Math.max(1, this.canvas.clientWidth);
     const { places, generations, height } = this.layout(width);
-    const { ctx } = prepare(this.canvas, height);
+    const { ctx, colours } = prepare(this.canvas, height);
     this.hits = [];
     this.positions = places;
     const [low, high] = range(this.nodes.map((n) => n.fitness));
     ctx.textBaseline = "middle";
     ctx.textAlign = "left";
-    ctx.fillStyle = MUTED;
+    ctx.fillStyle = colours.muted;
     generations.forEach((generation, row) => ctx.fillText(`gen ${generation}`, 4, 24 + row * 56));
-    ctx.strokeStyle = LINE;
+    ctx.strokeStyle = colours.line;
     ctx.lineWidth = 1;
     for (const { x, y, node } of places.values()) {
       const parent = node.parent && places.get(node.parent);
@@ -212,7 +222,7 @@ export class LineageTree extends Drawing {
       ctx.strokeStyle = node.name === this.selected ? "#c2410c" : node.name === this.best ? "#1f5fbf" : "#777";
       ctx.stroke();
       if (radius >= 6) {
-        ctx.fillStyle = TEXT;
+        ctx.fillStyle = colours.text;
         ctx.textAlign = "center";
         ctx.fillText(node.name, x, y + radius + 8);
       }

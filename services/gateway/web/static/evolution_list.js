@@ -1,14 +1,32 @@
 // The evolution runs list (/evolution): the caller's runs (an admin's: everyone's) from
 // GET /api/v1/evolution/runs with the pasted API key, 20 a page, newest first, and the form that
-// starts a run (POST /api/v1/evolution/runs). Everything from the API goes in as text.
+// starts a run (POST /api/v1/evolution/runs). The elapsed time of a running run counts on.
+// Everything from the API goes in as text.
 
-import { apiJson, apiKey, formatDuration, formatNumber, formatTime, say, setupKeyForm } from "./training_api.js";
+import {
+  ElapsedClock,
+  apiJson,
+  apiKey,
+  formatDuration,
+  formatNumber,
+  formatTime,
+  labelCells,
+  say,
+  setupKeyForm,
+} from "./training_api.js";
 
 const PER_PAGE = 20;
+const TICK_MS = 1000;
 
 function cell(...content) {
   const td = document.createElement("td");
   td.append(...content);
+  return td;
+}
+
+function numberCell(value) {
+  const td = cell(value);
+  td.className = "num";
   return td;
 }
 
@@ -25,6 +43,12 @@ class RunList {
     this.total = 0;
     this.body = root.querySelector("[data-runs]");
     this.empty = root.querySelector("[data-runs-empty]");
+    this.clocks = [];
+  }
+
+  /** Running runs' elapsed time, once a second. */
+  tick() {
+    for (const { clock, box } of this.clocks) box.textContent = formatDuration(clock.seconds);
   }
 
   start() {
@@ -45,6 +69,7 @@ class RunList {
 
   async load() {
     this.body.replaceChildren();
+    this.clocks = [];
     if (!apiKey()) {
       this.empty.textContent = "No runs to show: paste your API key above.";
       this.empty.hidden = false;
@@ -65,6 +90,7 @@ class RunList {
     this.empty.textContent = "You have no evolution runs yet.";
     this.empty.hidden = page.items.length > 0;
     this.pager();
+    labelCells(this.body.closest("table"));
     this.root.dataset.loaded = String(page.items.length);
   }
 
@@ -74,21 +100,28 @@ class RunList {
     const link = document.createElement("a");
     link.href = `${this.pageRoot}/evolution/${encodeURIComponent(run.id)}`;
     link.textContent = run.name;
+    link.className = "trunc";
+    link.title = run.name;
     const status = cell(String(run.status));
     status.dataset.status = run.status;
     const started = document.createElement("time");
     started.dateTime = run.created_at;
     started.textContent = formatTime(run.created_at);
+    const clock = new ElapsedClock();
+    clock.update(run.elapsed_s, run.status === "running");
+    const elapsed = numberCell(formatDuration(clock.seconds));
+    elapsed.dataset.elapsed = "";
+    if (run.status === "running") this.clocks.push({ clock, box: elapsed });
     tr.append(
       cell(link),
       cell(String(run.game)),
       status,
-      cell(formatNumber(run.generation)),
+      numberCell(formatNumber(run.generation)),
       cell(run.best_program || "-"),
-      cell(formatNumber(run.best_fitness)),
-      cell(formatUsd(run.spent_usd)),
-      cell(formatNumber(run.llm_calls)),
-      cell(formatDuration(run.elapsed_s)),
+      numberCell(formatNumber(run.best_fitness)),
+      numberCell(formatUsd(run.spent_usd)),
+      numberCell(formatNumber(run.llm_calls)),
+      elapsed,
       cell(started),
     );
     return tr;
@@ -146,4 +179,8 @@ class RunList {
 }
 
 const root = document.querySelector("[data-evolution-list]");
-if (root) new RunList(root).start();
+if (root) {
+  const list = new RunList(root);
+  list.start();
+  setInterval(() => list.tick(), TICK_MS);
+}

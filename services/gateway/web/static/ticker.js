@@ -37,7 +37,10 @@ function signed(value) {
 function appendPlayers(parent, participants) {
   participants.forEach((seat, index) => {
     if (index > 0) parent.append(" vs ");
-    parent.append(link(`/bots/${encodeURIComponent(seat.bot_id)}`, seat.name));
+    const name = link(`/bots/${encodeURIComponent(seat.bot_id)}`, seat.name);
+    name.className = "trunc";
+    name.title = seat.name;
+    parent.append(name);
     if (seat.rank !== null && seat.rank !== undefined) {
       const change = ordinalChange(seat);
       parent.append(` (#${seat.rank + 1}${change === null ? "" : ", " + signed(change)})`);
@@ -45,8 +48,10 @@ function appendPlayers(parent, participants) {
   });
 }
 
-function cell(...content) {
+/** A cell labelled with its column (a phone shows the label beside it: arena.css, `table.stack`). */
+function cell(label, ...content) {
   const td = document.createElement("td");
+  td.dataset.label = label;
   td.append(...content);
   return td;
 }
@@ -82,9 +87,9 @@ class FrontPage {
     if (!this.live || this.liveRow(event.match_id)) return;
     const row = document.createElement("tr");
     row.dataset.matchId = event.match_id;
-    const players = document.createElement("td");
+    const players = cell("players");
     appendPlayers(players, event.participants || []);
-    row.append(cell(matchLink(event.match_id)), cell(event.game), players, cell(timeOf(event)));
+    row.append(cell("match", matchLink(event.match_id)), cell("game", event.game), players, cell("started", timeOf(event)));
     this.live.prepend(row);
     this.syncEmpty();
   }

@@ -15,11 +15,14 @@
 import { LineChart } from "./training_charts.js";
 import { RaceView } from "./training_race.js";
 import {
+  ElapsedClock,
   apiJson,
   apiKey,
+  budgetProgress,
   formatDuration,
   formatNumber,
   formatRate,
+  labelCells,
   say,
   setupKeyForm,
 } from "./training_api.js";
@@ -110,7 +113,7 @@ class RunPage {
     this.detailFetching = false;
     this.detailAgain = false;
     this.detailTimer = null;
-    this.elapsedBase = null;
+    this.elapsed = new ElapsedClock();
     this.status = "";
     this.received = 0;
     this.race = null;
@@ -255,6 +258,10 @@ class RunPage {
   showProgress(point, metrics) {
     text(this.root.querySelector("[data-iteration]"), formatNumber(point.iteration));
     text(this.root.querySelector("[data-global-step]"), formatNumber(point.global_step));
+    if (this.detail && point.global_step > this.detail.global_step) {
+      this.detail.global_step = point.global_step;
+      this.tickElapsed();
+    }
     if (point.stage || metrics.stage) text(this.root.querySelector("[data-stage]"), point.stage || metrics.stage);
     if ("win_rate_runner" in metrics) text(this.root.querySelector("[data-win-rate-runner]"), formatRate(metrics.win_rate_runner));
     if ("sps" in metrics) text(this.root.querySelector("[data-sps]"), formatNumber(metrics.sps));
@@ -316,8 +323,7 @@ class RunPage {
       text(this.root.querySelector("[data-iteration]"), formatNumber(detail.iteration));
       text(this.root.querySelector("[data-global-step]"), formatNumber(detail.global_step));
     }
-    text(this.root.querySelector("[data-progress]"), `${formatRate(detail.progress)} of ${formatNumber(detail.total_steps)} steps`);
-    this.elapsedBase = { seconds: detail.elapsed_s, at: performance.now() };
+    this.elapsed.update(detail.elapsed_s, detail.status === "running");
     this.tickElapsed();
     const latest = detail.latest_metrics?.metrics || {};
     if (detail.latest_metrics && detail.latest_metrics.iteration >= this.lastIteration) this.showProgress(detail.latest_metrics, latest);
@@ -354,10 +360,23 @@ class RunPage {
     return Boolean(pending && Object.keys(pending).length);
   }
 
+  /** Elapsed time and progress against the budget that ends the run, counting on while it trains. */
   tickElapsed() {
-    if (!this.elapsedBase) return;
-    const extra = this.status === "running" ? (performance.now() - this.elapsedBase.at) / 1000 : 0;
-    text(this.root.querySelector("[data-elapsed]"), formatDuration(this.elapsedBase.seconds + extra));
+    if (this.elapsed.seconds === null || !this.detail) return;
+    if (this.status !== "running" && this.elapsed.running) this.elapsed.update(this.elapsed.reported, false);
+    const seconds = this.elapsed.seconds;
+    text(this.root.querySelector("[data-elapsed]"), formatDuration(seconds));
+    const box = this.root.querySelector("[data-progress]");
+    if (!box) return;
+    const progress = budgetProgress(this.detail, seconds);
+    box.replaceChildren(progress.text);
+    box.dataset.budget = progress.by;
+    if (progress.other) {
+      const other = document.createElement("span");
+      other.className = "progress-note";
+      other.textContent = progress.other;
+      box.append(other);
+    }
   }
 
   setStatus(status) {
@@ -397,6 +416,7 @@ class RunPage {
         return row;
       }),
     );
+    labelCells(body.closest("table"));
     text(this.root.querySelector("[data-league-empty]"), league.length ? "" : "No league yet: it comes with the first checkpoint.");
   }
 
@@ -420,6 +440,7 @@ class RunPage {
           return row;
         }),
       );
+      labelCells(body.closest("table"));
     }
     const at = this.root.querySelector("[data-evaluation-at]");
     if (at) {
@@ -448,6 +469,7 @@ class RunPage {
           return row;
         }),
       );
+      labelCells(history.closest("table"));
     }
     const box = this.root.querySelector("[data-evaluation-history-box]");
     if (box) box.hidden = earlier.length === 0;

@@ -121,3 +121,74 @@ export function say(root, message, isError = true) {
   box.hidden = !message;
   box.classList.toggle("training-error", isError && Boolean(message));
 }
+
+/**
+ * A run's progress against the budget that ends it. A training run stops at `total_steps` or, with
+ * a time budget, at `time_budget_s` of training, whichever comes first: the larger share is the
+ * one that ends it. `elapsed` is the training time to count (a running clock on the run's page).
+ * {share, text, other}: `text` names the budget ("42.0% of 2h 00m of training"), `other` the other
+ * one when there is one ("steps: 12.3% of 10,000,000").
+ */
+export function budgetProgress(run, elapsed = run?.elapsed_s) {
+  const stepsText = `${formatNumber(run?.total_steps)} steps`;
+  const steps = run?.total_steps > 0 ? (run.global_step || 0) / run.total_steps : null;
+  const budget = typeof run?.time_budget_s === "number" && run.time_budget_s > 0 ? run.time_budget_s : null;
+  const time = budget !== null && typeof elapsed === "number" ? elapsed / budget : null;
+  const clamp = (share) => Math.min(1, Math.max(0, share));
+  if (time !== null && (steps === null || time >= steps)) {
+    return {
+      share: clamp(time),
+      by: "time",
+      text: `${formatRate(clamp(time))} of ${formatDuration(budget)} of training`,
+      other: steps === null ? "" : `steps: ${formatRate(clamp(steps))} of ${stepsText}`,
+    };
+  }
+  return {
+    share: steps === null ? null : clamp(steps),
+    by: "steps",
+    text: steps === null ? "-" : `${formatRate(clamp(steps))} of ${stepsText}`,
+    other: time === null ? "" : `time: ${formatRate(clamp(time))} of ${formatDuration(budget)}`,
+  };
+}
+
+/**
+ * A run's elapsed time that keeps counting while the run works. The API's `elapsed_s` grows only
+ * when a chunk of work ends, so from each new value on the clock runs with the wall clock for as
+ * long as the run's status is a working one; a new value (or a stop) resets it to the API's figure.
+ */
+export class ElapsedClock {
+  constructor() {
+    this.reported = null;
+    this.base = null;
+    this.at = 0;
+    this.running = false;
+  }
+
+  /** The run's `elapsed_s` and whether it is working now (e.g. status "running"). */
+  update(seconds, running) {
+    if (typeof seconds !== "number" || !Number.isFinite(seconds)) return;
+    if (seconds !== this.reported || !running || !this.running) {
+      this.reported = seconds;
+      this.base = seconds;
+      this.at = performance.now();
+    }
+    this.running = running;
+  }
+
+  get seconds() {
+    if (this.base === null) return null;
+    return this.base + (this.running ? (performance.now() - this.at) / 1000 : 0);
+  }
+}
+
+/** Give each body cell of `table` its column's header as `data-label`: on a phone a wide table's
+ * rows become cards and each cell shows the label beside it (arena.css, `table.stack`). */
+export function labelCells(table) {
+  if (!table) return;
+  const headers = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+  for (const row of table.querySelectorAll("tbody tr")) {
+    [...row.children].forEach((cell, index) => {
+      if (cell.tagName === "TD" && !cell.dataset.label && headers[index]) cell.dataset.label = headers[index];
+    });
+  }
+}

@@ -4,10 +4,9 @@
 // animation frame and whenever its box changes size. Drawing is in CSS pixels on a backing store
 // of device pixels, so lines stay crisp on high-dpi screens.
 
+import { onThemeChange, themeColour } from "./theme.js";
+
 const PADDING = { left: 56, right: 12, top: 10, bottom: 26 };
-const GRID = "#e6e6e6";
-const AXIS = "#999";
-const TEXT = "#555";
 const FONT = "11px system-ui, sans-serif";
 const TICKS = 4;
 
@@ -99,6 +98,7 @@ export class LineChart {
     this.draws = 0;
     this._queued = false;
     this._observer = new ResizeObserver(() => this.redraw());
+    onThemeChange(() => this.redraw());
     this._observer.observe(canvas);
   }
 
@@ -166,6 +166,9 @@ export class LineChart {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, width, height);
     ctx.font = FONT;
+    const GRID = themeColour("--chart-grid", "#e6e6e6");
+    const AXIS = themeColour("--chart-axis", "#999");
+    const TEXT = themeColour("--chart-text", "#555");
     const left = PADDING.left;
     const right = width - PADDING.right;
     const top = PADDING.top;

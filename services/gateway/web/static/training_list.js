@@ -1,17 +1,45 @@
 // The training runs list (/training): the caller's runs (an admin's: everyone's) from
 // GET /api/v1/training/runs with the pasted API key, 20 a page, newest first. The list answer has
 // no metrics, so each listed run's latest win rate against the runner comes from its detail
-// (GET .../runs/{id}, a few at a time). Everything goes in as text.
+// (GET .../runs/{id}, a few at a time). Progress is against the budget that ends each run (steps
+// or training time); the elapsed time of a running run counts on. Everything goes in as text.
 
-import { apiJson, apiKey, formatDuration, formatNumber, formatRate, formatTime, say, setupKeyForm } from "./training_api.js";
+import {
+  ElapsedClock,
+  apiJson,
+  apiKey,
+  budgetProgress,
+  formatDuration,
+  formatNumber,
+  formatRate,
+  formatTime,
+  labelCells,
+  say,
+  setupKeyForm,
+} from "./training_api.js";
 
 const PER_PAGE = 20;
 const DETAIL_REQUESTS_AT_ONCE = 4;
+const TICK_MS = 1000;
 
 function cell(...content) {
   const td = document.createElement("td");
   td.append(...content);
   return td;
+}
+
+function numberCell(value) {
+  const td = cell(value);
+  td.className = "num";
+  return td;
+}
+
+/** "42.0% time": the share of the budget that ends the run, and which budget that is. */
+function showProgress(box, run, elapsed) {
+  const progress = budgetProgress(run, elapsed);
+  box.textContent = `${formatRate(progress.share)} ${progress.by === "time" ? "of time" : "of steps"}`;
+  box.title = [progress.text, progress.other].filter(Boolean).join("; ");
+  box.dataset.budget = progress.by;
 }
 
 class RunList {
@@ -23,6 +51,15 @@ class RunList {
     this.total = 0;
     this.body = root.querySelector("[data-runs]");
     this.empty = root.querySelector("[data-runs-empty]");
+    this.clocks = [];
+  }
+
+  /** Running runs' elapsed time and time-budget progress, once a second. */
+  tick() {
+    for (const { run, clock, elapsed, progress } of this.clocks) {
+      elapsed.textContent = formatDuration(clock.seconds);
+      showProgress(progress, run, clock.seconds);
+    }
   }
 
   start() {
@@ -42,6 +79,7 @@ class RunList {
 
   async load() {
     this.body.replaceChildren();
+    this.clocks = [];
     if (!apiKey()) {
       this.empty.textContent = "No runs to show: paste your API key above.";
       this.empty.hidden = false;
@@ -65,6 +103,7 @@ class RunList {
     this.empty.textContent = "You have no training runs yet.";
     this.empty.hidden = rows.length > 0;
     this.pager();
+    labelCells(this.body.closest("table"));
     this.root.dataset.loaded = String(rows.length);
     await this.winRates(rows);
   }
@@ -77,20 +116,30 @@ class RunList {
     link.textContent = run.name;
     const rate = cell("\u2026");
     rate.dataset.winRate = "";
+    link.className = "trunc";
+    link.title = run.name;
     const status = cell(String(run.status));
     status.dataset.status = run.status;
     const started = document.createElement("time");
     started.dateTime = run.created_at;
     started.textContent = formatTime(run.created_at);
+    const clock = new ElapsedClock();
+    clock.update(run.elapsed_s, run.status === "running");
+    const elapsed = cell(formatDuration(clock.seconds));
+    elapsed.className = "num";
+    const progress = cell();
+    progress.className = "num";
+    showProgress(progress, run, clock.seconds);
+    if (run.status === "running") this.clocks.push({ run, clock, elapsed, progress });
     tr.append(
       cell(link),
       status,
       cell(String(run.stage)),
-      cell(formatNumber(run.iteration)),
-      cell(formatNumber(run.global_step)),
-      cell(formatRate(run.progress)),
+      numberCell(formatNumber(run.iteration)),
+      numberCell(formatNumber(run.global_step)),
+      progress,
       rate,
-      cell(formatDuration(run.elapsed_s)),
+      elapsed,
       cell(started),
     );
     return [tr, run, rate];
@@ -124,4 +173,8 @@ class RunList {
 }
 
 const root = document.querySelector("[data-training-list]");
-if (root) new RunList(root).start();
+if (root) {
+  const list = new RunList(root);
+  list.start();
+  setInterval(() => list.tick(), TICK_MS);
+}

@@ -1,5 +1,7 @@
 // Battle renderer for the replay viewer: walls, units (team colour, heading, hp bar), field-of-view
 // cones, projectiles, shot/hit/kill/dodge flashes, signals, a kill feed and a side panel per unit.
+// Units and text grow with the canvas and keep a legible minimum on a phone; labels beside units
+// (numbers of small units, signal words) are placed where they overlap no other label or bar.
 //
 // Frames come at 10 Hz of game time (every `frame_every` physics ticks) plus a final frame; the
 // viewer's float frame position is interpolated between two frames (heading by the shorter way).
@@ -57,7 +59,37 @@ const FEED_LINES = 5;
 const PANEL_KILLS = 30;
 const SIGNAL_FRESH_S = 2;
 const TWO_PI = Math.PI * 2;
-const HUD_HEIGHT = 20;
+const HUD_HEIGHT = 22;
+const MIN_UNIT_PX = 5;
+/** A unit's number is written inside it from this radius (px) on, beside it below. */
+const INSIDE_LABEL_PX = 8;
+
+/** The timeline's legend: what each marker kind stands for. */
+export const markerKinds = {
+  shot: "shots",
+  hit: "hits",
+  kill: "kills",
+  death: "deaths",
+  forfeit: "forfeits",
+};
+
+/** One line per row of the result table: what the figure counts. */
+export const resultNotes = {
+  rank: "by units alive, then total hp, then damage dealt; #1 won, equal ranks are a draw",
+  score: "100 per kill plus the damage dealt",
+  kills: "enemy units destroyed",
+  deaths: "own units lost",
+  damage_dealt: "hp taken from enemy units",
+  damage_taken: "hp its units lost",
+  shots: "shots fired",
+  hits: "shots that hit an enemy",
+  accuracy: "hits per shot",
+  friendly_hits: "shots that hit a teammate",
+  units_alive: "units still standing at the end",
+  total_hp: "hp of the units still standing",
+  invalid_actions: "orders the game ignored or clamped",
+  memory_dropped: "turns whose memory was over the limit and not kept",
+};
 
 // ------------------------------------------------------------------ small validators
 
@@ -285,7 +317,11 @@ function readTurns(replay, model) {
   return { orderTurns, signals, memory };
 }
 
-function binned(events, kind, frameCount, label) {
+function nameOf(model, player) {
+  return model.names?.[player] ?? `player ${player}`;
+}
+
+function binned(model, events, kind, frameCount, label) {
   // One marker per bin of frames (a bin is one frame when there are few): a 10v10 battle fires
   // hundreds of shots, and a timeline of hundreds of buttons is unusable.
   const width = events.length <= MAX_MARKERS_PER_KIND ? 1 : Math.max(1, Math.ceil(frameCount / MAX_MARKERS_PER_KIND));
@@ -307,7 +343,7 @@ function binned(events, kind, frameCount, label) {
     let best = 0;
     const parts = [];
     for (const [p, n] of [...bin.byPlayer.entries()].sort((a, b) => a[0] - b[0])) {
-      parts.push(`P${p} ${n}`);
+      parts.push(`${nameOf(model, p)} ${n}`);
       if (n > best) [player, best] = [p, n];
     }
     out.push({ frame: bin.first.frame, kind, label: `${bin.count} ${kind}s (${parts.join(", ")})`, player });
@@ -321,20 +357,21 @@ function buildMarkers(model) {
   const frameCount = model.ticks.length;
   const ofKind = (...kinds) => events.filter((e) => kinds.includes(e.kind));
   const list = [
-    ...binned(ofKind("shot"), "shot", frameCount, (e) => `${name(e.unit)} fires`),
-    ...binned(ofKind("hit", "friendly_hit"), "hit", frameCount, (e) =>
+    ...binned(model, ofKind("shot"), "shot", frameCount, (e) => `${name(e.unit)} fires`),
+    ...binned(model, ofKind("hit", "friendly_hit"), "hit", frameCount, (e) =>
       `${name(e.unit)} hits ${name(e.target)}${e.friendly ? " (friendly)" : ""}`),
     ...ofKind("kill").map((e) => ({
       frame: e.frame, kind: "kill", label: `${name(e.unit)} kills ${name(e.target)}${e.friendly ? " (friendly)" : ""}`, player: e.player,
     })),
     ...ofKind("death").map((e) => ({ frame: e.frame, kind: "death", label: `${name(e.unit)} dies`, player: e.player })),
-    ...ofKind("forfeit").map((e) => ({ frame: e.frame, kind: "forfeit", label: `P${e.player} forfeits`, player: e.player })),
+    ...ofKind("forfeit").map((e) => ({ frame: e.frame, kind: "forfeit", label: `${nameOf(model, e.player)} forfeits`, player: e.player })),
   ];
   list.sort((a, b) => a.frame - b.frame);
   return list;
 }
 
-export function prepare(replay) {
+/** options: {names?}: the players' names by seat (the viewer's; "player N" when absent). */
+export function prepare(replay, options = {}) {
   replay = isObject(replay) ? replay : {};
   const frames = Array.isArray(replay.frames) ? replay.frames : [];
   const cfg = readConfig(replay);
@@ -349,6 +386,7 @@ export function prepare(replay) {
   const model = {
     replay, frames, cfg, map: readMap(frame0, cfg), units, unitIndex, numPlayers, ticks,
     truncated: isObject(replay.truncated), projectilePairs: new Map(),
+    names: Array.isArray(options?.names) ? options.names : [],
   };
   model.events = readEvents(replay, model);
   model.eventTicks = model.events.map((e) => e.tick);
@@ -374,7 +412,7 @@ export function extend(model, replay, fromFrame) {
   // Preparing again is cheap (milliseconds for a long match); keep projectile matches of frames that
   // did not change.
   const cache = model.projectilePairs;
-  const fresh = prepare(replay);
+  const fresh = prepare(replay, { names: model.names });
   const keep = Math.max(0, (Number.isInteger(fromFrame) ? fromFrame : 0) - 1);
   for (const [i, pairs] of cache) if (i < keep) fresh.projectilePairs.set(i, pairs);
   Object.assign(model, fresh);
@@ -383,6 +421,32 @@ export function extend(model, replay, fromFrame) {
 
 export function markers(model) {
   return model.markerList;
+}
+
+/** The colour of player `player`'s team (its units and its name). */
+export function playerColour(model, player) {
+  return TEAM_COLOURS[player % TEAM_COLOURS.length];
+}
+
+/** The turn a frame shows: the one whose orders are being played (turn k runs from tick
+ * (k - 1) * ticks_per_turn to k * ticks_per_turn; two frames a turn with the default config). */
+export function turnOfFrame(model, index) {
+  const tick = model.ticks[Math.max(0, Math.min(model.ticks.length - 1, index))] ?? 0;
+  return Math.max(0, Math.ceil(tick / model.cfg.ticks_per_turn - 1e-6));
+}
+
+/** The first frame after `turn` turns were played (the last frame for a turn past the end). */
+export function frameOfTurn(model, turn) {
+  const target = turn * model.cfg.ticks_per_turn - 1e-6;
+  const ticks = model.ticks;
+  const before = lastAtOrBefore(ticks, target);
+  return Math.min(ticks.length - 1, before + 1);
+}
+
+/** The secondary clock beside the turn counter: game time, physics tick and frame. */
+export function clockNote(model, index) {
+  const tick = model.ticks[Math.max(0, Math.min(model.ticks.length - 1, index))] ?? 0;
+  return `${fmt(tick / model.cfg.physics_hz)} s \u00b7 tick ${Math.round(tick)} \u00b7 frame ${index}`;
 }
 
 // ------------------------------------------------------------------ state at a time
@@ -473,13 +537,57 @@ function remaining(ticksList, tick, length) {
 
 function layout(model, view) {
   const pad = 8;
-  const top = HUD_HEIGHT + 4;
+  const font = Math.round(Math.min(14, Math.max(11, view.width / 70)));
+  const top = Math.max(HUD_HEIGHT, font + 10) + 4;
   const { width, height } = model.map;
   const scale = Math.max(0.01, Math.min((view.width - 2 * pad) / width, (view.height - top - pad) / height));
   const ox = (view.width - width * scale) / 2;
   const oy = top + (view.height - top - pad - height * scale) / 2;
+  // A unit is drawn at its true size, but never smaller than MIN_UNIT_PX (a phone's canvas).
+  const unitR = Math.max(MIN_UNIT_PX, model.cfg.unit_radius * scale);
   // Game y points up; the canvas's points down.
-  return { scale, sx: (x) => ox + x * scale, sy: (y) => oy + (height - y) * scale, ox, oy };
+  return { scale, sx: (x) => ox + x * scale, sy: (y) => oy + (height - y) * scale, ox, oy, font, top, unitR };
+}
+
+/** Boxes already drawn ([x0, y0, x1, y1]); a label goes to the first candidate spot that meets none. */
+class LabelSpace {
+  constructor() {
+    this.boxes = [];
+  }
+
+  take(box) {
+    this.boxes.push(box);
+  }
+
+  free(box) {
+    return !this.boxes.some((b) => box[0] < b[2] && box[2] > b[0] && box[1] < b[3] && box[3] > b[1]);
+  }
+
+  /** The first of `spots` ([x, y] top-left corners for a w x h box) that is free, taken; or null. */
+  place(spots, w, h) {
+    for (const [x, y] of spots) {
+      const box = [x, y, x + w, y + h];
+      if (this.free(box)) {
+        this.take(box);
+        return box;
+      }
+    }
+    return null;
+  }
+}
+
+/** Spots around a unit at (x, y) of drawn radius r for a w x h label: right, left, below, above
+ * its hp bar. */
+function spotsAround(x, y, r, w, h) {
+  const gap = 3;
+  return [
+    [x + r + gap, y - h / 2],
+    [x - r - gap - w, y - h / 2],
+    [x - w / 2, y + r + gap],
+    [x - w / 2, y - r - h - Math.max(2, r * 0.3) - 2 * gap],
+    [x + r + gap, y + r * 0.6],
+    [x - r - gap - w, y + r * 0.6],
+  ];
 }
 
 function drawArena(ctx, model, L) {
@@ -608,13 +716,20 @@ function drawProjectiles(ctx, model, state, L) {
   }
 }
 
-function drawUnits(ctx, model, state, L) {
-  const r = Math.max(4, model.cfg.unit_radius * L.scale);
+function hpBarBox(x, y, r) {
+  const w = Math.max(12, r * 2.2);
+  const h = Math.max(3, r * 0.3);
+  const by = y - r - h - 3;
+  return [x - w / 2, by, x + w / 2, by + h];
+}
+
+/** Units with their heading and hp bar; each living unit's number inside it when it is big enough,
+ * else beside it where no other label is. Fills `space` with what it drew. */
+function drawUnits(ctx, model, state, L, space) {
+  const r = L.unitR;
   const maxHp = model.cfg.unit_hp;
-  const labels = r >= 8;
-  ctx.textAlign = "center";
-  ctx.textBaseline = "middle";
-  ctx.font = `${Math.round(r * 0.9)}px system-ui, sans-serif`;
+  const inside = r >= INSIDE_LABEL_PX;
+  const living = [];
   state.units.forEach((s, k) => {
     if (!s) return;
     const team = model.units[k].team;
@@ -632,6 +747,7 @@ function drawUnits(ctx, model, state, L) {
       ctx.stroke();
       return;
     }
+    living.push([s, k, x, y]);
     ctx.fillStyle = TEAM_COLOURS[team % 4];
     ctx.strokeStyle = TEAM_EDGE[team % 4];
     ctx.lineWidth = 1.5;
@@ -649,26 +765,41 @@ function drawUnits(ctx, model, state, L) {
     ctx.moveTo(x + hx * r * 0.2, y + hy * r * 0.2);
     ctx.lineTo(x + hx * r * 1.6, y + hy * r * 1.6);
     ctx.stroke();
-    if (labels) {
-      ctx.fillStyle = "#0c1018";
-      ctx.fillText(model.units[k].id.replace(/^p\d+u/, ""), x, y + 0.5);
-    }
     // Hp bar above the unit.
-    const w = Math.max(10, r * 2.2);
-    const h = Math.max(2, r * 0.3);
+    const bar = hpBarBox(x, y, r);
     const share = Math.max(0, Math.min(1, s.hp / maxHp));
-    const by = y - r - h - 3;
-    ctx.fillStyle = "rgba(0, 0, 0, 0.45)";
-    ctx.fillRect(x - w / 2, by, w, h);
+    ctx.fillStyle = "rgba(0, 0, 0, 0.55)";
+    ctx.fillRect(bar[0], bar[1], bar[2] - bar[0], bar[3] - bar[1]);
     ctx.fillStyle = share > 0.5 ? "#27b34a" : share > 0.25 ? "#e0a800" : "#d62f1f";
-    ctx.fillRect(x - w / 2, by, w * share, h);
+    ctx.fillRect(bar[0], bar[1], (bar[2] - bar[0]) * share, bar[3] - bar[1]);
+    space.take([x - r, y - r, x + r, y + r]);
+    space.take(bar);
   });
+  const size = inside ? Math.max(9, Math.round(r * 0.95)) : Math.max(10, L.font - 1);
+  ctx.font = `600 ${size}px system-ui, sans-serif`;
+  ctx.textAlign = "left";
+  ctx.textBaseline = "middle";
+  for (const [, k, x, y] of living) {
+    const text = model.units[k].id.replace(/^p\d+u/, "");
+    const w = ctx.measureText(text).width;
+    if (inside) {
+      ctx.fillStyle = "#0c1018";
+      ctx.fillText(text, x - w / 2, y + 0.5);
+      continue;
+    }
+    const box = space.place(spotsAround(x, y, r, w + 4, size + 2), w + 4, size + 2);
+    if (!box) continue;
+    ctx.fillStyle = THEME.box;
+    ctx.fillRect(box[0], box[1], box[2] - box[0], box[3] - box[1]);
+    ctx.fillStyle = TEAM_EDGE[model.units[k].team % 4];
+    ctx.fillText(text, box[0] + 2, (box[1] + box[3]) / 2 + 0.5);
+  }
 }
 
 function drawEffects(ctx, model, state, L) {
   const hz = model.cfg.physics_hz;
   const now = state.tick;
-  const r = Math.max(4, model.cfg.unit_radius * L.scale);
+  const r = L.unitR;
   const start = lastAtOrBefore(model.eventTicks, now - MAX_EFFECT_S * hz) + 1;
   for (let k = start; k < model.events.length && model.eventTicks[k] <= now; k++) {
     const e = model.events[k];
@@ -719,11 +850,13 @@ function drawEffects(ctx, model, state, L) {
   }
 }
 
-/** Each living unit's current signal word, small, beside it: solid while fresh, faint after. */
-function drawSignals(ctx, model, state, L) {
+/** Each living unit's current signal word beside it, where it overlaps no other label: solid while
+ * fresh, faint after; a word with no free spot near its unit is left out (the panel lists it). */
+function drawSignals(ctx, model, state, L, space) {
   const hz = model.cfg.physics_hz;
-  const r = Math.max(4, model.cfg.unit_radius * L.scale);
-  ctx.font = "10px system-ui, sans-serif";
+  const r = L.unitR;
+  const size = Math.max(10, L.font - 2);
+  ctx.font = `${size}px system-ui, sans-serif`;
   ctx.textAlign = "left";
   ctx.textBaseline = "middle";
   state.units.forEach((s, k) => {
@@ -731,14 +864,17 @@ function drawSignals(ctx, model, state, L) {
     const sig = currentSignal(model, k, state.tick);
     if (!sig || sig.word === "none") return;
     const fresh = (state.tick - sig.tick) / hz < SIGNAL_FRESH_S;
-    const x = L.sx(s.x) + r + 3;
-    const y = L.sy(s.y) + r * 0.2;
-    const w = ctx.measureText(sig.word).width + 4;
-    ctx.globalAlpha = fresh ? 0.85 : 0.35;
+    const x = L.sx(s.x);
+    const y = L.sy(s.y);
+    const w = ctx.measureText(sig.word).width + 6;
+    const h = size + 4;
+    const box = space.place(spotsAround(x, y, r, w, h), w, h);
+    if (!box) return;
+    ctx.globalAlpha = fresh ? 0.9 : 0.4;
     ctx.fillStyle = THEME.box;
-    ctx.fillRect(x, y - 6, w, 12);
+    ctx.fillRect(box[0], box[1], w, h);
     ctx.fillStyle = TEAM_EDGE[model.units[k].team % 4];
-    ctx.fillText(sig.word, x + 2, y);
+    ctx.fillText(sig.word, box[0] + 3, box[1] + h / 2);
     ctx.globalAlpha = 1;
   });
 }
@@ -754,43 +890,61 @@ function recentKills(model, tick, seconds, limit) {
   return out;
 }
 
+/** `text` cut (with an ellipsis) to at most `width` pixels in the context's font. */
+function fitText(ctx, text, width) {
+  if (ctx.measureText(text).width <= width) return text;
+  let cut = text;
+  while (cut.length > 1 && ctx.measureText(`${cut}\u2026`).width > width) cut = cut.slice(0, -1);
+  return `${cut}\u2026`;
+}
+
+/** The strip above the arena: the turn, then each player's name (in its colour) and units alive;
+ * the kill feed in the arena's top right corner. */
 function drawHud(ctx, model, state, view, L, feedOn) {
-  const hz = model.cfg.physics_hz;
-  ctx.font = "12px system-ui, sans-serif";
+  const font = L.font;
+  ctx.font = `${font}px system-ui, sans-serif`;
   ctx.textBaseline = "middle";
   ctx.textAlign = "left";
   const alive = new Array(model.numPlayers).fill(0);
   state.units.forEach((s, k) => { if (s && s.alive) alive[model.units[k].team]++; });
-  const mid = HUD_HEIGHT / 2 + 1;
+  const mid = (L.top - 4) / 2 + 1;
   let x = L.ox;
+  const right = L.ox + model.map.width * L.scale;
   ctx.fillStyle = THEME.text;
-  const clock = `${fmt(state.tick / hz)} s`;
-  ctx.fillText(clock, x, mid);
-  x += Math.max(56, ctx.measureText(clock).width + 12);
+  const turn = `turn ${Math.max(0, Math.ceil(state.tick / model.cfg.ticks_per_turn - 1e-6))}`;
+  ctx.fillText(turn, x, mid);
+  x += ctx.measureText(turn).width + font;
+  const square = Math.round(font * 0.8);
+  const each = (right - x) / Math.max(1, model.numPlayers);
   alive.forEach((n, p) => {
     ctx.fillStyle = TEAM_COLOURS[p % 4];
-    ctx.fillRect(x, mid - 5, 10, 10);
+    ctx.fillRect(x, mid - square / 2, square, square);
+    const count = `: ${n} alive`;
+    const room = each - square - 4 - ctx.measureText(count).width - font;
+    ctx.fillStyle = TEAM_EDGE[p % 4];
+    const name = fitText(ctx, nameOf(model, p), Math.max(font * 2, room));
+    ctx.fillText(name, x + square + 4, mid);
     ctx.fillStyle = THEME.text;
-    const text = `P${p}: ${n} alive`;
-    ctx.fillText(text, x + 14, mid);
-    x += ctx.measureText(text).width + 26;
+    ctx.fillText(count, x + square + 4 + ctx.measureText(name).width, mid);
+    x += each;
   });
   if (!feedOn) return;
   ctx.textAlign = "right";
-  const right = L.ox + model.map.width * L.scale - 4;
+  const feedRight = right - 4;
+  const line = font + 5;
   recentKills(model, state.tick, FEED_S, FEED_LINES).forEach((e, n) => {
-    const y = L.oy + 12 + n * 17;
+    const y = L.oy + line / 2 + 2 + n * (line + 1);
     const shooter = e.unit >= 0 ? model.units[e.unit] : null;
     const victim = e.target >= 0 ? model.units[e.target] : null;
     const parts = [
       [shooter ? shooter.id : "?", shooter ? TEAM_EDGE[shooter.team % 4] : THEME.text],
-      [e.friendly ? " ✕ (friendly) " : " ✕ ", THEME.text],
+      [e.friendly ? " \u2715 (friendly) " : " \u2715 ", THEME.text],
       [victim ? victim.id : "?", victim ? TEAM_EDGE[victim.team % 4] : THEME.text],
     ];
     const total = parts.reduce((sum, [text]) => sum + ctx.measureText(text).width, 0);
     ctx.fillStyle = THEME.box;
-    ctx.fillRect(right - total - 4, y - 8, total + 8, 16);
-    let rx = right;
+    ctx.fillRect(feedRight - total - 4, y - line / 2, total + 8, line);
+    let rx = feedRight;
     for (const [text, colour] of parts.reverse()) {
       ctx.fillStyle = colour;
       ctx.fillText(text, rx, y);
@@ -814,9 +968,10 @@ export function draw(ctx, model, t, view) {
     const state = stateAt(model, t);
     if (on.has("fov")) drawFov(ctx, model, state, L);
     drawProjectiles(ctx, model, state, L);
-    drawUnits(ctx, model, state, L);
+    const space = new LabelSpace();
+    drawUnits(ctx, model, state, L, space);
     drawEffects(ctx, model, state, L);
-    if (on.has("signals")) drawSignals(ctx, model, state, L);
+    if (on.has("signals")) drawSignals(ctx, model, state, L, space);
     drawHud(ctx, model, state, { width, height }, L, on.has("feed"));
   }
   ctx.restore();
@@ -895,14 +1050,15 @@ export function panel(model, frame) {
   const tpt = model.cfg.ticks_per_turn;
   // The turn whose orders were in force when this frame was taken (none before the first).
   const turn = tick > 0 ? Math.ceil(tick / tpt) - 1 : -1;
-  root.append(el("p", `${fmt(tick / hz)} s · tick ${Math.round(tick)} · turn ${turn + 1}`, "battle-clock"));
   if (model.truncated) root.append(el("p", "This replay was truncated: some frames or actions are missing.", "battle-note"));
 
   for (let p = 0; p < model.numPlayers; p++) {
     const section = el("section", null, "battle-team");
     section.dataset.player = String(p);
     const title = el("h3");
-    title.append(swatch(p), `Player ${p}`);
+    const name = el("span", nameOf(model, p), "viewer-name");
+    name.title = nameOf(model, p);
+    title.append(swatch(p), name);
     section.append(title);
     const mem = model.memory[p];
     const m = mem ? lastAtOrBefore(mem.turns, turn) : -1;

@@ -2,7 +2,7 @@
 // dropped file (plain or gzipped JSON), the participants' names, error messages, and the
 // `window.arenaViewer` handle that tests and the benchmark wait for.
 
-import { Player, checkReplay, frameFromUrl, loadRenderer } from "./player.js";
+import { Player, checkReplay, loadRenderer, turnFromUrl } from "./player.js";
 
 /** Load timings (ms since navigation start or durations), read by scripts/bench_viewer.py. */
 export const timings = {};
@@ -22,6 +22,8 @@ export function viewerOptions(root) {
     replayUrl: data.replayUrl || null,
     matchApi: data.matchApi || null,
     downloadUrl: data.downloadUrl || null,
+    autoplay: data.autoplay === "true",
+    loop: data.loop === "true",
     renderers,
   };
 }
@@ -128,9 +130,12 @@ export async function startPlayer(root, replay, options = {}) {
     participants: options.participants || [],
     downloadUrl: options.downloadUrl || null,
     live: Boolean(options.live),
-    startFrame: options.live ? null : frameFromUrl(),
+    startTurn: options.live ? null : turnFromUrl(),
     linkable: options.linkable !== false,
+    loop: Boolean(options.loop),
   });
+  const still = window.matchMedia?.("(prefers-reduced-motion: reduce)").matches;
+  if (options.autoplay && !options.live && !still) player.play();
   current = player;
   await player.whenDrawn();
   timings.firstDraw = player.firstDrawAt;

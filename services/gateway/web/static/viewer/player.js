@@ -1,13 +1,19 @@
 // The replay viewer's core: a canvas loop that plays a replay's frames at 60 fps with a float frame
-// position (renderers interpolate between frames), the controls around it, event markers on the
-// timeline, the side panel and the result panel. What is drawn is up to a renderer module, one per
-// game (static/viewer/<game>.js); see docs/viewer.md for what a renderer exports.
+// position (renderers interpolate between frames), the controls around it, the players' names in
+// their colours, event markers on the timeline with their legend, the side panel and the result
+// panel. What is drawn is up to a renderer module, one per game (static/viewer/<game>.js); see
+// docs/viewer.md for what a renderer exports.
+//
+// One clock: everything a person reads (the counter, `?t=`, marker titles, the result) counts turns.
+// Frames are the player's own unit (a battle has two a turn); a renderer maps between the two.
 
 import { el, num } from "./dom.js";
 
 export const SPEEDS = [0.25, 0.5, 1, 2, 4, 8, 16];
 const DEFAULT_FRAMES_PER_SECOND = 10;
 const PANEL_INTERVAL_MS = 250;
+/** With `loop` on, the pause at the end of a replay before it starts again. */
+const LOOP_PAUSE_MS = 2000;
 /** While following a live match, more than this many seconds behind jumps to the newest frame. */
 const LIVE_MAX_LAG_S = 3;
 const GAME_NAME = /^[a-z][a-z0-9_]{0,31}$/;
@@ -38,8 +44,8 @@ export function checkReplay(replay) {
   return replay;
 }
 
-/** The frame index of `?t=N` in the page's URL (null when absent or not a number). */
-export function frameFromUrl(location = window.location) {
+/** The turn of `?t=N` in the page's URL (null when absent or not a number). */
+export function turnFromUrl(location = window.location) {
   const raw = new URLSearchParams(location.search).get("t");
   if (raw === null || !/^\d{1,9}$/.test(raw.trim())) return null;
   return Number(raw.trim());
@@ -50,38 +56,85 @@ function metricLabel(name) {
 }
 
 /**
- * The result table: one column per player, rows for rank, score and every metric any player has.
+ * Each player's name, by seat: the match's bots (`participants`, from the match API), else the
+ * names a local replay stores (`replay.players`, written by `arena play`), else "player N". Two
+ * seats with the same name get their seat number after it.
+ */
+export function playerNames(replay, participants = []) {
+  const count = Math.max(replay?.num_players || 0, replay?.result?.players?.length || 0, participants?.length || 0);
+  const stored = Array.isArray(replay?.players) ? replay.players : [];
+  const names = Array.from({ length: count }, (_, i) => {
+    const given = participants?.[i]?.name ?? stored[i]?.name;
+    return typeof given === "string" && given.trim() ? given.trim() : `player ${i}`;
+  });
+  const seen = new Map();
+  for (const name of names) seen.set(name, (seen.get(name) || 0) + 1);
+  return names.map((name, i) => (seen.get(name) > 1 && name !== `player ${i}` ? `${name} (${i + 1})` : name));
+}
+
+/** A coloured dot for player `i`, styled through CSSOM (the page's policy refuses style attributes). */
+export function playerSwatch(colour) {
+  const dot = el("span", { class: "viewer-swatch", "aria-hidden": "true" });
+  if (colour) dot.style.background = colour;
+  return dot;
+}
+
+/** Player `i`'s name in its colour, linked to its bot's page when the match API named the bot. */
+export function playerLabel(i, names, participants, colour) {
+  const name = names[i] ?? `player ${i}`;
+  const botId = participants?.[i]?.botId;
+  const text = botId
+    ? el("a", { href: `/bots/${encodeURIComponent(botId)}`, class: "viewer-name", title: name }, name)
+    : el("span", { class: "viewer-name", title: name }, name);
+  return el("span", { class: "viewer-player", "data-player": i }, playerSwatch(colour), text);
+}
+
+/** What the rank and score rows mean, when a renderer does not say it for its game. */
+const GENERIC_NOTES = {
+  rank: "#1 won; equal ranks are a draw",
+  score: "the game's score",
+  "rating change": "change of the ladder rating (mu - 3 sigma)",
+};
+
+function rowHead(label, note) {
+  return el("th", { scope: "row" }, label, note ? el("span", { class: "viewer-metric-note" }, note) : null);
+}
+
+/**
+ * The result table: one column per player, rows for rank, score and every metric any player has,
+ * each with a short note saying what it counts (`renderer.resultNotes`).
  * `participants[i]` is {name, botId, metrics?, ordinalChange?} (from the match API) or absent.
  */
-export function resultPanel(replay, participants, downloadUrl) {
+export function resultPanel(replay, participants, downloadUrl, renderer = {}, model = null) {
   const box = el("div", { class: "viewer-result-body" });
   const result = replay.result;
+  const names = playerNames(replay, participants);
   const players = Array.from({ length: replay.num_players || (result?.players?.length ?? 0) }, (_, i) => i);
   const seat = (i) => result?.players?.find((p) => p.player === i) || null;
-  const who = (i) => {
-    const part = participants?.[i];
-    if (part && part.botId) return el("a", { href: `/bots/${encodeURIComponent(part.botId)}` }, part.name);
-    return part?.name || `player ${i}`;
-  };
+  const colour = (i) => (typeof renderer.playerColour === "function" ? renderer.playerColour(model, i) : null);
+  const notes = { ...GENERIC_NOTES, ...(renderer.resultNotes || {}) };
   if (!result) {
     box.append(el("p", {}, "The match is still being played."));
   } else {
-    const reason = result.reason ? ` \u00b7 ended: ${String(result.reason)}` : "";
-    box.append(el("p", { "data-result-summary": true }, `${result.turns ?? replay.turns.length} turns${reason}`));
+    const turns = result.turns ?? replay.turns.length;
+    const reason = result.reason ? ` \u00b7 ended: ${String(result.reason).replace(/_/g, " ")}` : "";
+    const winners = players.filter((i) => seat(i)?.rank === 0);
+    const verdict = winners.length === 1 ? `${names[winners[0]]} won` : winners.length > 1 ? "a draw" : "";
+    box.append(el("p", { "data-result-summary": true }, `${verdict ? verdict + " \u00b7 " : ""}${turns} turns${reason}`));
   }
   const metricNames = new Set();
   for (const i of players) {
     for (const name of Object.keys(participants?.[i]?.metrics || seat(i)?.metrics || {})) metricNames.add(name);
   }
-  const head = el("tr", {}, el("th", {}, ""), players.map((i) => el("th", { scope: "col", "data-player": i }, who(i))));
+  const head = el("tr", {}, el("th", {}, ""), players.map((i) => el("th", { scope: "col", "data-player": i }, playerLabel(i, names, participants, colour(i)))));
   const rows = [];
   if (result) {
-    rows.push(el("tr", {}, el("th", { scope: "row" }, "rank"), players.map((i) => el("td", {}, seat(i) ? `#${seat(i).rank + 1}` : "-"))));
-    rows.push(el("tr", {}, el("th", { scope: "row" }, "score"), players.map((i) => el("td", {}, num(seat(i)?.score, 2)))));
+    rows.push(el("tr", {}, rowHead("rank", notes.rank), players.map((i) => el("td", {}, seat(i) ? `#${seat(i).rank + 1}` : "-"))));
+    rows.push(el("tr", {}, rowHead("score", notes.score), players.map((i) => el("td", {}, num(seat(i)?.score, 2)))));
   }
   if (participants?.some((p) => p && typeof p.ordinalChange === "number")) {
     rows.push(
-      el("tr", {}, el("th", { scope: "row" }, "rating change"),
+      el("tr", {}, rowHead("rating change", notes["rating change"]),
         players.map((i) => {
           const change = participants?.[i]?.ordinalChange;
           return el("td", {}, typeof change === "number" ? (change >= 0 ? "+" : "") + change.toFixed(2) : "-");
@@ -90,7 +143,7 @@ export function resultPanel(replay, participants, downloadUrl) {
   }
   for (const name of [...metricNames].sort()) {
     rows.push(
-      el("tr", { "data-metric": name }, el("th", { scope: "row" }, metricLabel(name)),
+      el("tr", { "data-metric": name }, rowHead(metricLabel(name), notes[name]),
         players.map((i) => el("td", {}, num((participants?.[i]?.metrics || seat(i)?.metrics || {})[name], 2)))),
     );
   }
@@ -101,18 +154,22 @@ export function resultPanel(replay, participants, downloadUrl) {
 
 export class Player {
   /**
-   * root: the `[data-viewer]` element holding the controls (see templates/match.html).
-   * options: {replay, renderer, participants?, downloadUrl?, live?, startFrame?, linkable?}
+   * root: the `[data-viewer]` element holding the controls (see templates/macros.html).
+   * options: {replay, renderer, participants?, downloadUrl?, live?, startTurn?, linkable?, loop?}
+   * `startTurn` opens at that turn (`?t=`); `loop` starts a finished replay again after a pause.
    */
-  constructor(root, { replay, renderer, participants = [], downloadUrl = null, live = false, startFrame = null, linkable = true }) {
+  constructor(root, { replay, renderer, participants = [], downloadUrl = null, live = false, startTurn = null, linkable = true, loop = false }) {
     this.root = root;
     this.renderer = renderer;
     this.replay = checkReplay(replay);
     this.participants = participants;
+    this.names = playerNames(this.replay, participants);
     this.downloadUrl = downloadUrl;
     this.live = live;
     this.linkable = linkable;
-    this.model = renderer.prepare(this.replay);
+    this.loop = loop;
+    this._endedAt = null;
+    this.model = renderer.prepare(this.replay, { names: this.names });
     this.t = 0;
     this.playing = false;
     this.speed = 1;
@@ -133,7 +190,10 @@ export class Player {
     this.canvas = root.querySelector("[data-viewer-canvas]");
     this.ctx = this.canvas.getContext("2d");
     this.timeline = root.querySelector("input[data-timeline]");
-    this.counter = root.querySelector("[data-frame-counter]");
+    this.counter = root.querySelector("[data-turn-counter]");
+    this.clockBox = root.querySelector("[data-clock]");
+    this.playersBox = root.querySelector("[data-players]");
+    this.legendBox = root.querySelector("[data-marker-legend]");
     this.playButton = root.querySelector('[data-action="play"]');
     this.speedSelect = root.querySelector("select[data-speed]");
     this.markerStrip = root.querySelector("[data-markers]");
@@ -147,7 +207,8 @@ export class Player {
     this._resize();
     this._resizeObserver = new ResizeObserver(() => this._resize());
     this._resizeObserver.observe(this.canvas);
-    this.setFrame(startFrame ?? (live ? this.lastFrame : 0));
+    this.setFrame(startTurn !== null && startTurn !== undefined ? this.frameOfTurn(startTurn) : live ? this.lastFrame : 0);
+    this._renderPlayers();
     this._renderResult();
     this._setLive(live);
     if (live) this.playing = true;
@@ -164,6 +225,18 @@ export class Player {
     return this.replay.frames.length - 1;
   }
 
+  /** The turn frame `index` shows (the renderer knows; a frame per turn otherwise). */
+  turnOf(index) {
+    const turn = typeof this.renderer.turnOfFrame === "function" ? this.renderer.turnOfFrame(this.model, index) : index;
+    return Number.isFinite(turn) ? turn : index;
+  }
+
+  /** The frame showing the state after `turn` turns (the last frame for a turn past the end). */
+  frameOfTurn(turn) {
+    const frame = typeof this.renderer.frameOfTurn === "function" ? this.renderer.frameOfTurn(this.model, turn) : turn;
+    return Math.min(this.lastFrame, Math.max(0, Number.isFinite(frame) ? frame : 0));
+  }
+
   get framesPerSecond() {
     // The model's figure first: it knows the match's own config (battle's frame_hz).
     return (this.model && this.model.framesPerSecond) || this.renderer.framesPerSecond || DEFAULT_FRAMES_PER_SECOND;
@@ -175,6 +248,8 @@ export class Player {
     this._abort.abort();
     this._resizeObserver.disconnect();
     this.markerStrip?.replaceChildren();
+    this.legendBox?.replaceChildren();
+    this.playersBox?.replaceChildren();
     this.panelBox?.replaceChildren();
     this.resultBox?.replaceChildren();
   }
@@ -186,6 +261,7 @@ export class Player {
 
   play() {
     if (!this.live && this.t >= this.lastFrame) this.t = 0;
+    this._endedAt = null;
     this.playing = true;
     this._updatePlayButton();
   }
@@ -259,12 +335,15 @@ export class Player {
     const keep = this._sameFrameIn(checkReplay(replay).frames, this.frame);
     const wasAtEnd = this.following;
     this.replay = replay;
-    this.model = this.renderer.prepare(replay);
+    this.names = playerNames(replay, this.participants);
+    this.model = this.renderer.prepare(replay, { names: this.names });
     this._setLive(false);
     this.timeline.max = String(this.lastFrame);
     this._markerKeys.clear();
+    this._markerKinds = [];
     this.markerStrip?.replaceChildren();
     this._addMarkers(0);
+    this._renderPlayers();
     this.setFrame(wasAtEnd ? this.lastFrame : keep);
     this.playing = false;
     this._updatePlayButton();
@@ -300,9 +379,13 @@ export class Player {
       if (this.t >= this.lastFrame && !this.live) {
         this.playing = false;
         this._updatePlayButton();
+        if (this.loop) this._endedAt = now;
       }
       if (this.t !== before) this._dirty = true;
       if (this.live) this.following = this.t >= this.lastFrame - 1e-6 || this.following;
+    } else if (this._endedAt !== null && this.loop && now - this._endedAt >= LOOP_PAUSE_MS) {
+      this._endedAt = null;
+      if (this.t >= this.lastFrame) this.play();
     }
     if (this._dirty) {
       this._dirty = false;
@@ -331,12 +414,19 @@ export class Player {
     const frame = this.frame;
     if (frame !== this._shownFrame) {
       this._shownFrame = frame;
-      this.counter.textContent = `${frame} / ${this.lastFrame}`;
+      const turn = this.turnOf(frame);
+      const lastTurn = this.turnOf(this.lastFrame);
+      this.counter.textContent = `${turn} / ${lastTurn}`;
+      this.counter.dataset.frame = String(frame);
+      if (this.clockBox) {
+        const clock = typeof this.renderer.clockNote === "function" ? this.renderer.clockNote(this.model, frame) : "";
+        this.clockBox.textContent = clock ? ` \u00b7 ${clock}` : "";
+      }
       this.timeline.value = String(frame);
-      this.timeline.setAttribute("aria-valuetext", `frame ${frame} of ${this.lastFrame}`);
+      this.timeline.setAttribute("aria-valuetext", `turn ${turn} of ${lastTurn}`);
       if (this.frameLink) {
         const url = new URL(window.location.href);
-        url.searchParams.set("t", String(frame));
+        url.searchParams.set("t", String(turn));
         this.frameLink.href = url.pathname + url.search;
       }
     }
@@ -367,7 +457,20 @@ export class Player {
 
   _renderResult() {
     if (!this.resultBox) return;
-    this.resultBox.replaceChildren(resultPanel(this.replay, this.participants, this.downloadUrl));
+    this.resultBox.replaceChildren(resultPanel(this.replay, this.participants, this.downloadUrl, this.renderer, this.model));
+  }
+
+  /** The players' names in their colours, next to the board. */
+  _renderPlayers() {
+    if (!this.playersBox) return;
+    const colour = (i) => (typeof this.renderer.playerColour === "function" ? this.renderer.playerColour(this.model, i) : null);
+    const labels = this.names.map((_, i) => playerLabel(i, this.names, this.participants, colour(i)));
+    const parts = [];
+    labels.forEach((label, i) => {
+      if (i) parts.push(el("span", { class: "viewer-versus", "aria-hidden": "true" }, "vs"));
+      parts.push(label);
+    });
+    this.playersBox.replaceChildren(...parts);
   }
 
   _buildControls() {
@@ -445,6 +548,18 @@ export class Player {
     event.preventDefault();
   }
 
+  /** The marker strip's legend: one entry per row, in the rows' order (`renderer.markerKinds`). */
+  _renderLegend(kinds) {
+    if (!this.legendBox) return;
+    const words = this.renderer.markerKinds || {};
+    this.legendBox.replaceChildren(
+      ...kinds.map((kind) => el("li", { "data-kind": kind },
+        el("span", { class: "viewer-marker-key", "data-kind": kind, "aria-hidden": "true" }),
+        ` ${words[kind] || kind.replace(/_/g, " ")}`)),
+    );
+    this.legendBox.hidden = kinds.length === 0;
+  }
+
   /** Markers at frames >= `from` (one button per frame and kind), laid out in one row per kind. */
   _addMarkers(from) {
     if (!this.markerStrip || typeof this.renderer.markers !== "function") return;
@@ -464,7 +579,7 @@ export class Player {
       this._markerKeys.add(key);
       if (!kinds.includes(marker.kind)) kinds.push(marker.kind);
       const extra = marker.labels.length > 1 ? ` (+${marker.labels.length - 1} more)` : "";
-      const title = `frame ${marker.frame}: ${marker.labels[0]}${extra}`;
+      const title = `turn ${this.turnOf(marker.frame)}: ${marker.labels[0]}${extra}`;
       const button = el("button", {
         type: "button",
         class: "viewer-marker",
@@ -481,6 +596,7 @@ export class Player {
     }
     this.markerStrip.append(fragment);
     this.markerStrip.style.setProperty("--rows", String(Math.max(1, kinds.length)));
+    this._renderLegend(kinds);
     // Positions depend on the last frame, which grows while live.
     if (from > 0) {
       for (const button of this.markerStrip.querySelectorAll("button[data-marker]")) {

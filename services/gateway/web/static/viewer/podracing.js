@@ -1,6 +1,8 @@
 // Podracing renderer for the replay viewer (interface: docs/viewer.md). One frame per turn:
 // frames[0] is the start (with the track), frame i the state after turn i. Pods 2p and 2p+1 belong
 // to player p. An event of turn k happens between frame k and frame k+1 (data.time: when in it).
+// Checkpoints are numbered rings; pods are arrow-shaped ships in their player's colours (a darker
+// and a lighter shade for a player's first and second pod), never numbered, so the two read apart.
 
 import { el, num, shortJson } from "./dom.js";
 
@@ -29,6 +31,31 @@ const PLAYER_COLOURS = [
   ["#ab47bc", "#e1bee7"],
 ];
 const MARKED = new Set(["checkpoint", "collision", "boost", "shield", "win", "timeout"]);
+const FIELD = "#131a26";
+const OUTSIDE = "#0b0e14";
+
+/** The timeline's legend: what each marker kind stands for. */
+export const markerKinds = {
+  checkpoint: "checkpoint passed",
+  collision: "collision",
+  boost: "boost",
+  shield: "shield raised",
+  win: "win",
+  timeout: "ran out of turns to reach a checkpoint",
+};
+
+/** One line per row of the result table: what the figure counts. */
+export const resultNotes = {
+  rank: "#1 won the race; equal ranks are a draw",
+  score: "checkpoints passed by the player's best pod (a finisher: laps \u00d7 checkpoints + 1)",
+  checkpoints: "passes by both pods together: one pod finishing first wins, so the winner can show fewer",
+  boosts_used: "BOOSTs used (one per pod a race)",
+  shields_used: "SHIELDs raised",
+  collisions: "collisions its pods were in",
+  invalid_actions: "pod orders the game could not use (replaced by the default order)",
+  timed_out_turns: "turns with no answer in time (both pods got the default order)",
+  finished_turn: "the turn its pod crossed the finish; -1: it did not finish",
+};
 
 export function podColour(pod, podsPerPlayer = 2) {
   const player = Math.floor(pod / podsPerPlayer);
@@ -36,12 +63,28 @@ export function podColour(pod, podsPerPlayer = 2) {
   return shades[(pod % podsPerPlayer) % shades.length];
 }
 
+/** The colour of player `player`'s name (its first pod's). */
+export function playerColour(model, player) {
+  return PLAYER_COLOURS[player % PLAYER_COLOURS.length][0];
+}
+
+function nameOf(model, player) {
+  return model.names?.[player] ?? `player ${player}`;
+}
+
+/** "name pod 2": pods are numbered 1.. within their player. */
+function podName(model, pod) {
+  const player = Math.floor(pod / model.podsPerPlayer);
+  return `${nameOf(model, player)} pod ${(pod % model.podsPerPlayer) + 1}`;
+}
+
 function firstWith(frames, key) {
   for (const frame of frames) if (frame && frame[key] !== undefined) return frame[key];
   return undefined;
 }
 
-export function prepare(replay) {
+/** options: {names?}: the players' names by seat (the viewer's; "player N" when absent). */
+export function prepare(replay, options = {}) {
   const frames = replay.frames;
   const first = frames[0] || {};
   const width = Number(firstWith(frames, "width")) || WIDTH;
@@ -61,6 +104,7 @@ export function prepare(replay) {
     collisions: [],
     boosts: [],
     markerList: [],
+    names: Array.isArray(options.names) ? options.names : [],
   };
   index(model, 0);
   return model;
@@ -87,7 +131,7 @@ function growBounds(model, from) {
 /** Live: new frames and events were appended from frame `fromFrame` on. */
 export function extend(model, replay, fromFrame) {
   model.replay = replay;
-  if (!model.checkpoints.length) Object.assign(model, prepare(replay));
+  if (!model.checkpoints.length) Object.assign(model, prepare(replay, { names: model.names }));
   else index(model, fromFrame);
 }
 
@@ -120,28 +164,28 @@ function index(model, from) {
     }
     if (event.kind === "boost" && pod !== null) model.boosts.push({ at: start, pod });
     if (MARKED.has(event.kind)) {
-      model.markerList.push({ frame: after, kind: event.kind, label: eventLabel(event, pod, player), player });
+      model.markerList.push({ frame: after, kind: event.kind, label: eventLabel(model, event, pod, player), player });
     }
   }
   model.eventsSeen = events.length;
 }
 
-function eventLabel(event, pod, player) {
+function eventLabel(model, event, pod, player) {
   const data = event.data || {};
-  const who = pod === null ? `player ${player}` : `pod ${pod} (player ${player})`;
+  const who = pod === null ? nameOf(model, player) : podName(model, pod);
   switch (event.kind) {
     case "checkpoint":
       return `${who} passed checkpoint ${data.checkpoint}`;
     case "collision":
-      return `pods ${pod} and ${data.other} collided`;
+      return Number.isInteger(data.other) ? `${who} and ${podName(model, data.other)} collided` : `${who} collided`;
     case "boost":
       return `${who} boosted`;
     case "shield":
       return `${who} raised its shield`;
     case "win":
-      return `player ${player} won`;
+      return `${nameOf(model, player)} won`;
     case "timeout":
-      return `player ${player} ran out of time to reach a checkpoint`;
+      return `${nameOf(model, player)} ran out of turns to reach a checkpoint`;
     default:
       return `${event.kind} ${who}`;
   }
@@ -149,6 +193,21 @@ function eventLabel(event, pod, player) {
 
 export function markers(model) {
   return model.markerList;
+}
+
+/** The turn frame `index` shows (frames carry it; frame i is turn i in a whole replay). */
+export function turnOfFrame(model, index) {
+  const frame = model.replay.frames[index];
+  return typeof frame?.turn === "number" ? frame.turn : index;
+}
+
+/** The frame after `turn` turns: that turn's frame, or the first later one a truncated replay kept. */
+export function frameOfTurn(model, turn) {
+  const exact = model.frameOfTurn.get(turn);
+  if (exact !== undefined) return exact;
+  const frames = model.replay.frames;
+  for (let i = 0; i < frames.length; i += 1) if (turnOfFrame(model, i) >= turn) return i;
+  return frames.length - 1;
 }
 
 /** The action (per player) that answered frame `index`; undefined while live and not yet sent. */
@@ -207,11 +266,11 @@ export function draw(ctx, model, t, view) {
   const map = layout(model, view);
   const s = map.scale;
 
-  ctx.fillStyle = "#10141c";
+  // The field is an area a shade lighter than what lies outside it (pods may leave it), not a line.
+  ctx.fillStyle = OUTSIDE;
   ctx.fillRect(0, 0, view.width, view.height);
-  ctx.strokeStyle = "#2a3242";
-  ctx.lineWidth = 1;
-  ctx.strokeRect(map.x(0), map.y(0), model.width * s, model.height * s);
+  ctx.fillStyle = FIELD;
+  ctx.fillRect(map.x(0), map.y(0), model.width * s, model.height * s);
 
   drawTrack(ctx, model, map);
 
@@ -232,11 +291,16 @@ export function draw(ctx, model, t, view) {
   drawCollisions(ctx, model, map, t);
 
   ctx.fillStyle = "#cfd8dc";
-  ctx.font = "12px system-ui, sans-serif";
+  ctx.font = `${hudFontSize(view)}px system-ui, sans-serif`;
   ctx.textAlign = "left";
   ctx.textBaseline = "top";
   const turn = typeof frame.turn === "number" ? frame.turn : frameIndex;
   ctx.fillText(`turn ${turn}${frame.finished ? " \u00b7 finished" : ""}`, 8, 8);
+}
+
+/** Text on the canvas grows with it: 11 px on a phone, 14 px on a wide screen. */
+function hudFontSize(view) {
+  return Math.round(Math.min(14, Math.max(11, view.width / 70)));
 }
 
 function drawTrack(ctx, model, map) {
@@ -253,19 +317,24 @@ function drawTrack(ctx, model, map) {
     ctx.stroke();
     ctx.restore();
   }
-  const radius = Math.max(4, CHECKPOINT_RADIUS * s);
-  ctx.font = `${Math.max(10, Math.round(radius * 0.8))}px system-ui, sans-serif`;
+  // A checkpoint: a hollow ring (dashed, so that it never reads as a pod) with its number; 0, in
+  // gold, is the start and the finish.
+  const radius = Math.max(6, CHECKPOINT_RADIUS * s);
+  ctx.font = `600 ${Math.max(11, Math.round(radius * 0.75))}px system-ui, sans-serif`;
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
   cps.forEach(([x, y], k) => {
+    ctx.save();
     ctx.beginPath();
     ctx.arc(map.x(x), map.y(y), radius, 0, Math.PI * 2);
-    ctx.fillStyle = k === 0 ? "rgba(249,168,37,0.18)" : "rgba(144,164,174,0.14)";
+    ctx.fillStyle = k === 0 ? "rgba(249,168,37,0.14)" : "rgba(144,164,174,0.10)";
     ctx.fill();
     ctx.lineWidth = 2;
+    ctx.setLineDash([Math.max(3, radius / 4), Math.max(2, radius / 8)]);
     ctx.strokeStyle = k === 0 ? "#f9a825" : "#90a4ae";
     ctx.stroke();
-    ctx.fillStyle = "#eceff1";
+    ctx.restore();
+    ctx.fillStyle = k === 0 ? "#ffe082" : "#cfd8dc";
     ctx.fillText(String(k), map.x(x), map.y(y));
   });
 }
@@ -318,7 +387,7 @@ function drawPod(ctx, model, map, pod, j, colour, t, command) {
   const s = map.scale;
   const x = map.x(pod.x);
   const y = map.y(pod.y);
-  const r = Math.max(3, POD_RADIUS * s);
+  const r = Math.max(5, POD_RADIUS * s);
   const heading = ((pod.angle || 0) * Math.PI) / 180;
 
   const boosting = model.boosts.some((b) => b.pod === j && t >= b.at && t < b.at + BOOST_FRAMES);
@@ -349,18 +418,20 @@ function drawPod(ctx, model, map, pod, j, colour, t, command) {
     }
   }
 
+  // The pod: a solid arrow pointing where it heads, in its player's colour.
+  const point = (along, across) => [
+    x + Math.cos(heading) * along - Math.sin(heading) * across,
+    y + Math.sin(heading) * along + Math.cos(heading) * across,
+  ];
   ctx.beginPath();
-  ctx.arc(x, y, r, 0, Math.PI * 2);
+  [point(r * 1.6, 0), point(-r, r * 0.95), point(-r * 0.45, 0), point(-r, -r * 0.95)].forEach(([px, py], k) =>
+    k === 0 ? ctx.moveTo(px, py) : ctx.lineTo(px, py));
+  ctx.closePath();
   ctx.fillStyle = colour;
   ctx.fill();
-  ctx.lineWidth = 2;
-  ctx.strokeStyle = "#0b0e14";
-  ctx.stroke();
-  ctx.beginPath();
-  ctx.moveTo(x, y);
-  ctx.lineTo(x + Math.cos(heading) * r * 1.7, y + Math.sin(heading) * r * 1.7);
-  ctx.strokeStyle = "#ffffff";
-  ctx.lineWidth = 2;
+  ctx.lineWidth = 1.5;
+  ctx.lineJoin = "round";
+  ctx.strokeStyle = OUTSIDE;
   ctx.stroke();
 
   if (pod.shield) {
@@ -371,12 +442,8 @@ function drawPod(ctx, model, map, pod, j, colour, t, command) {
     ctx.stroke();
   }
 
-  ctx.fillStyle = "#0b0e14";
-  ctx.font = `bold ${Math.max(9, Math.round(r))}px system-ui, sans-serif`;
-  ctx.textAlign = "center";
-  ctx.textBaseline = "middle";
-  ctx.fillText(String(j), x, y);
   if (typeof pod.message === "string" && pod.message) {
+    ctx.textAlign = "center";
     ctx.fillStyle = "#eceff1";
     ctx.font = "11px system-ui, sans-serif";
     ctx.textBaseline = "bottom";
@@ -444,7 +511,7 @@ function drawCollisions(ctx, model, map, t) {
 
 /** A coloured dot; styled through CSSOM, which the page's policy allows (a style attribute it would refuse). */
 function swatch(colour) {
-  const dot = el("span", { class: "viewer-swatch" });
+  const dot = el("span", { class: "viewer-swatch", "aria-hidden": "true" });
   dot.style.background = colour;
   return dot;
 }
@@ -464,7 +531,7 @@ export function panel(model, index) {
   for (let p = 0; p < model.players; p += 1) {
     const mine = pods.map((pod, j) => [pod, j]).filter(([, j]) => Math.floor(j / model.podsPerPlayer) === p);
     if (!mine.length) continue;
-    const head = el("tr", {}, el("th", {}, ""), mine.map(([, j]) => el("th", { scope: "col" }, swatch(podColour(j, model.podsPerPlayer)), `pod ${j}`)));
+    const head = el("tr", {}, el("th", {}, ""), mine.map(([, j]) => el("th", { scope: "col", "data-pod": j }, swatch(podColour(j, model.podsPerPlayer)), `pod ${(j % model.podsPerPlayer) + 1}`)));
     const row = (label, value) => el("tr", {}, el("th", { scope: "row" }, label), mine.map(([pod]) => el("td", {}, value(pod))));
     const body = [
       row("speed", (pod) => num(Math.hypot(pod.vx || 0, pod.vy || 0), 0)),
@@ -479,7 +546,7 @@ export function panel(model, index) {
     const action = actions === undefined ? unsent : actions?.[p] === null || actions?.[p] === undefined ? "none (no answer, or left out of the replay)" : shortJson(actions[p], 400);
     box.append(
       el("section", { "data-panel-player": p },
-        el("h3", {}, `player ${p}`),
+        el("h3", {}, swatch(playerColour(model, p)), el("span", { class: "viewer-name", title: nameOf(model, p) }, nameOf(model, p))),
         el("table", {}, el("thead", {}, head), el("tbody", {}, body)),
         el("p", {}, "turns left to reach a checkpoint: ", el("strong", { "data-timeout": p }, num(timeout))),
         el("p", {}, "answer to this frame:"),
