@@ -495,11 +495,12 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
     """Candidates evaluated per minute with their tournament on the queue, 1 and 2 workers."""
     import random
 
-    from services.evolver import store
-    from services.evolver.code import normalised_hash
-    from services.evolver.evaluator import CascadeEvaluator
-    from services.evolver.mutation import mutate
+    from services.evolver.evaluation.evaluator import CascadeEvaluator
+    from services.evolver.search.code import normalised_hash
+    from services.evolver.search.mutation import mutate
     from services.evolver.seeds import seed_program
+    from services.evolver.store import programs as program_store
+    from services.evolver.store import runs as run_store
     from shared import bots
     from shared.config import get_settings
     from shared.db.models import User
@@ -558,9 +559,9 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
         ids = []
         offset = (workers - 1) * args.candidates
         for i, source in enumerate(sources[offset : offset + args.candidates]):
-            made = store.insert_program(
+            made = program_store.insert_program(
                 run_id,
-                store.NewProgram(
+                program_store.NewProgram(
                     created_key=f"bench:{i}",
                     generation=0,
                     island=0,
@@ -571,7 +572,7 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
                 ),
             )
             ids.append(made.program.id)
-        ctx = store.load_context(run_id)
+        ctx = run_store.load_context(run_id)
         assert ctx is not None
         evaluator = CascadeEvaluator(ctx, settings)
         procs = [
@@ -583,7 +584,7 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
                 _wait_ready(f"bench-runner-{workers}-{k}")
             started = time.monotonic()
             for pid in ids:  # one after the other, as the engine evaluates them
-                row = store.program(pid)
+                row = program_store.program(pid)
                 assert row is not None
                 evaluator.evaluate(row, cfg.initial_parameters(), 7)
             elapsed = time.monotonic() - started

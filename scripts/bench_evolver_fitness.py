@@ -78,7 +78,7 @@ def _with(source: str, values: dict[str, float]) -> str:
 
 def programs(sample: int, count: int) -> list[str]:
     """The seed, the hand-made variants and random descendants of any of them."""
-    from services.evolver.mutation import MutationError, mutate_several
+    from services.evolver.search.mutation import MutationError, mutate_several
     from services.evolver.seeds import seed_program
 
     seed = seed_program("battle")

@@ -42,7 +42,7 @@ from multiprocessing import Pool
 from multiprocessing.pool import Pool as PoolType
 from typing import Any
 
-from services.evolver.mutation import Mutation
+from services.evolver.search.mutation import Mutation
 from services.trainer.evaluate import wilson_interval
 from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS
 
@@ -197,7 +197,7 @@ class Race:
             program.outcomes.extend(outcomes[index * len(matches) : (index + 1) * len(matches)])
 
     def child(self, kept: Sequence[Program], generation: int) -> Program | None:
-        from services.evolver.mutation import MutationError, mutate_several
+        from services.evolver.search.mutation import MutationError, mutate_several
 
         evaluated = [p for p in self.programs if p.evaluated]
         if self.rng.random() < self.args.exploration:
@@ -233,7 +233,7 @@ class Race:
     def screened(self, parent: Program, drawn: list[tuple[str, Mutation]]) -> tuple[str, Mutation]:
         """With `--screen K`: of the K drawn steps, the one the surrogate fitted on the `--table`
         most recently evaluated programs predicts best (the first when it cannot fit)."""
-        from services.evolver.surrogate import Scored, best_predicted, named_constants
+        from services.evolver.search.surrogate import Scored, best_predicted, named_constants
 
         recent = [p for p in self.programs if p.evaluated][-self.args.table :]
         for program in recent:
@@ -373,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     args = parser.parse_args(argv)
     if args.sigma is not None:
-        from services.evolver import mutation
+        from services.evolver.search import mutation
 
         mutation.NAMED_STEP_SIGMA = args.sigma  # mutations are made in this process
     started = time.monotonic()

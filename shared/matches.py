@@ -102,8 +102,9 @@ def create_match(
 
 
 def _evaluated_run(session: Session, bot_ids: Sequence[uuid.UUID]) -> uuid.UUID | None:
-    """The evolution run whose candidate bot (a run's own, inactive bot: services/evolver/store.py)
-    takes a seat; None when none does, and the match is then shown to admins only."""
+    """The evolution run whose candidate bot (a run's own, inactive bot:
+    services/evolver/store/bots.py) takes a seat; None when none does, and the match is then shown
+    to admins only."""
     return session.scalar(
         select(EvolutionRun.id)
         .where(EvolutionRun.candidate_bot_id.in_(bot_ids))

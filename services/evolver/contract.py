@@ -180,7 +180,7 @@ PARENT_CHANGE_HEADING = "## The change that made the parent"
 """Followed by " <id> from <its parent's id>" and a unified diff in a ```diff fence; present when the
 parent has a parent: what the lineage tried last, which a model can continue or undo."""
 CONSTANTS_TABLE_HEADING = "## Named constants of evaluated programs"
-"""Followed by a table (services/evolver/surrogate.render_table) of the run's recent evaluated
+"""Followed by a table (services/evolver/search/surrogate.render_table) of the run's recent evaluated
 programs: fitness, matches played and the values of the parent's named constants; present when the
 run's search.constants_table is above zero. The built-in child fits its surrogate on it."""
 RETRY_HEADING = "## Your previous answer could not be applied"

@@ -3,9 +3,9 @@
 Each chunk loads the run, rebuilds the engine from the checkpoint (the root's conversation and
 counters), and runs root turns for up to the run's `chunk_seconds`, stopping early at a stop or at
 a generation boundary. Everything a turn produces is already in the database when the chunk
-commits (store.py); the checkpoint says which turn comes next. A chunk run again after a crash
-replays its turns from the checkpoint and finds every LLM call, program and evaluation it made
-before, so nothing is paid or stored twice.
+commits (services/evolver/store/); the checkpoint says which turn comes next. A chunk run again
+after a crash replays its turns from the checkpoint and finds every LLM call, program and
+evaluation it made before, so nothing is paid or stored twice.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import time
 import uuid
 from typing import Any
 
-from services.evolver import store
-from services.evolver.calls import OwnerCaps, RecordedLlm, RunBudget, Transport
-from services.evolver.engine import Engine
-from services.evolver.tools import EngineState
+from services.evolver.engine.loop import Engine
+from services.evolver.engine.state import EngineState
+from services.evolver.llm.calls import OwnerCaps, RecordedLlm, RunBudget, Transport
+from services.evolver.store import runs as run_store
 from shared.config import Settings, get_settings
 from shared.evolution import EVOLUTION, EvolutionError
 from shared.evolution.endpoint import connect_llm_endpoint, operator_endpoint, pinned_http_client
@@ -27,7 +27,7 @@ from shared.jobs import ChunkResult, ChunkWork, JobHandler, PermanentJobError
 log = logging.getLogger("services.evolver")
 
 
-def make_transport(ctx: store.RunContext, settings: Settings, budget: RunBudget) -> Transport:
+def make_transport(ctx: run_store.RunContext, settings: Settings, budget: RunBudget) -> Transport:
     """The run's LLM source, with its own key and nobody else's: the built-in operator in process,
     one of the operator's endpoints with the operator's key (charged the operator's prices, within
     the owner's allowance), or the run's own base URL with the run's own key. The HTTP client
@@ -73,9 +73,9 @@ def make_transport(ctx: store.RunContext, settings: Settings, budget: RunBudget)
     )
 
 
-def build_engine(ctx: store.RunContext, settings: Settings, work: ChunkWork | None = None) -> Engine:
-    from services.evolver.analysis import run_analysis
-    from services.evolver.evaluator import CascadeEvaluator
+def build_engine(ctx: run_store.RunContext, settings: Settings, work: ChunkWork | None = None) -> Engine:
+    from services.evolver.engine.analysis import run_analysis
+    from services.evolver.evaluation.evaluator import CascadeEvaluator
 
     budget = RunBudget(ctx.id, ctx.config.limits)
     llm = RecordedLlm(ctx.id, make_transport(ctx, settings, budget))
@@ -91,7 +91,7 @@ def build_engine(ctx: store.RunContext, settings: Settings, work: ChunkWork | No
 
 
 def progress(run_id: uuid.UUID, state: EngineState) -> dict[str, Any]:
-    counters = store.counters(run_id)
+    counters = run_store.counters(run_id)
     return {
         "generation": state.generation,
         "turn": state.turn,
@@ -106,7 +106,7 @@ def progress(run_id: uuid.UUID, state: EngineState) -> dict[str, Any]:
 
 
 def run_engine_chunk(
-    ctx: store.RunContext, settings: Settings, checkpoint: dict[str, Any], work: ChunkWork | None
+    ctx: run_store.RunContext, settings: Settings, checkpoint: dict[str, Any], work: ChunkWork | None
 ) -> tuple[EngineState, dict[str, Any]]:
     state = EngineState.from_json(checkpoint.get("engine", {}))
     engine = build_engine(ctx, settings, work)
@@ -114,7 +114,7 @@ def run_engine_chunk(
     try:
         state = engine.run(state, ctx.config.chunk_seconds)
     finally:
-        store.add_elapsed(ctx.id, time.monotonic() - started)
+        run_store.add_elapsed(ctx.id, time.monotonic() - started)
         if engine.llm.reused:
             log.info(
                 "evolution run %s: %d LLM calls answered from the run's log (recorded before a restart)",
@@ -143,7 +143,7 @@ class EvolutionHandler(JobHandler):
             run_id = uuid.UUID(str(work.config["run_id"]))
         except (KeyError, ValueError):
             raise PermanentJobError("the job names no evolution run") from None
-        ctx = store.load_context(run_id, settings)
+        ctx = run_store.load_context(run_id, settings)
         if ctx is None:
             raise PermanentJobError(f"evolution run {run_id} does not exist")
         state, info = run_engine_chunk(ctx, settings, work.checkpoint, work)

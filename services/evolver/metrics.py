@@ -2,9 +2,9 @@
 ARENA_EVOLVER_METRICS_PORT (services/evolver/worker.py).
 
 Recorded where the engine does the work, once per thing done by this process: an LLM call made
-(services/evolver/calls.py; a call answered from the run's log after a restart cost nothing and is
-not counted again), a candidate program evaluated or rejected (services/evolver/tools.py), a
-generation closed. Labels are bounded: role, status, token kind, failure kind, evaluation stage,
+(services/evolver/llm/calls.py; a call answered from the run's log after a restart cost nothing
+and is not counted again), a candidate program evaluated or rejected (services/evolver/engine/),
+a generation closed. Labels are bounded: role, status, token kind, failure kind, evaluation stage,
 game; never a run, program or model name. Every label combination is created at import, so each
 series exists (at 0) before its first event and rate() sees the first one.
 

@@ -294,10 +294,6 @@ class MatchFrames(Event):
     def topic(self) -> str:
         return match_topic(self.match_id)
 
-    @property
-    def turn_count(self) -> int:
-        return len(self.actions)
-
     @field_serializer("actions")
     def _readable_actions(self, actions: list[list[Any]]) -> list[list[Any]]:
         """Serialised by the publisher's thread, never the match's: what a bot sent is made strict

@@ -45,7 +45,14 @@ from typing import Any
 from shared.sandbox import seccomp
 from shared.sandbox.cgroups import CgroupError, SandboxCgroup, detect
 from shared.sandbox.limits import SandboxLimits
-from shared.sandbox.runtime import game_adapter_exists, resolve_runtime, staged_code_dir
+from shared.sandbox.runtime import (
+    PACKAGES_INSIDE,
+    SINGLE_THREADED,
+    game_adapter_exists,
+    resolve_runtime,
+    staged_code_dir,
+    staged_packages_dir,
+)
 from shared.sandbox.uids import SandboxUids, UidError, UidLease
 from shared.states import HostedContract
 
@@ -91,9 +98,10 @@ class Backend:
     def command(
         self, work: Path, limits: SandboxLimits, fds: dict[str, int], *, uid: int, gid: int
     ) -> tuple[list[str], dict[str, str], str]:
-        """argv, the in-sandbox path of the code ({"code"}), and the cwd. `fds` holds the
-        descriptors the launcher inherits: "info" (bubblewrap's --info-fd), "seccomp"; `uid` and
-        `gid` are the sandbox's inside."""
+        """argv, the in-sandbox paths of the code ({"code"}) and of the bots' packages
+        ({"packages"}, when there are any), and the cwd. `fds` holds the descriptors the launcher
+        inherits: "info" (bubblewrap's --info-fd), "seccomp"; `uid` and `gid` are the sandbox's
+        inside."""
         raise NotImplementedError
 
 
@@ -149,6 +157,7 @@ class BwrapBackend(Backend):
             "--setenv",
             "PYTHONDONTWRITEBYTECODE",
             "1",
+            *[arg for name, value in SINGLE_THREADED.items() for arg in ("--setenv", name, value)],
             "--uid",
             str(uid),
             "--gid",
@@ -160,6 +169,8 @@ class BwrapBackend(Backend):
             argv += ["--ro-bind", path, path]
         for path in runtime.hidden:
             argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
+        for path in runtime.packages:
+            argv += ["--ro-bind", path, f"{PACKAGES_INSIDE}/{os.path.basename(path)}"]
         for link, target in (("/lib", "usr/lib"), ("/lib64", "usr/lib64")):
             if os.path.islink(link):
                 argv += ["--symlink", os.readlink(link), link]
@@ -196,7 +207,8 @@ class BwrapBackend(Backend):
             "-B",
             "/arena/hosted_runner.py",
         ]
-        return argv, {"code": "/bot/bot.py"}, "/"
+        inside = {"code": "/bot/bot.py"} | ({"packages": PACKAGES_INSIDE} if runtime.packages else {})
+        return argv, inside, "/"
 
 
 class ProcessBackend(Backend):
@@ -220,7 +232,10 @@ class ProcessBackend(Backend):
         runtime = resolve_runtime(drops_privileges=self.drops_privileges)
         runner = os.path.join(staged_code_dir(), "hosted_runner.py")
         argv = [runtime.executable, "-I", "-S", "-B", runner]
-        return argv, {"code": str(work / "code" / "bot.py")}, str(work)
+        inside = {"code": str(work / "code" / "bot.py")}
+        if runtime.packages:
+            inside["packages"] = staged_packages_dir(runtime.packages)
+        return argv, inside, str(work)
 
 
 def _proc_masks() -> list[str]:
@@ -401,6 +416,7 @@ class SandboxedBot:
             "contract": self.contract,
             "game": self.game,
             "code_path": inside["code"],
+            "packages_path": inside.get("packages"),
             "listen_fd": listener.fileno(),
             "ready_fd": ready_w,
             "limits": self.limits.rlimits(),
@@ -413,7 +429,7 @@ class SandboxedBot:
                 stdout=self._res.log_file,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
-                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **SINGLE_THREADED},
                 pass_fds=(listener.fileno(), *child_ends),
                 start_new_session=True,
                 preexec_fn=_launcher_setup(self.limits, self._res.cgroup, lease),
@@ -541,12 +557,6 @@ class SandboxedBot:
         import httpx
 
         return httpx.HTTPTransport(uds=self.socket_path, verify=False, retries=0)
-
-    def async_transport(self) -> Any:
-        """The async httpx transport the match runner uses for this bot (see transport())."""
-        import httpx
-
-        return httpx.AsyncHTTPTransport(uds=self.socket_path, verify=False, retries=0)
 
     def health(self, timeout_s: float = 1.0) -> bool:
         """A signed GET /health over the socket: True if the bot answers {"status": "ok"}."""

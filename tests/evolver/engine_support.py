@@ -13,8 +13,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from services.evolver import store
 from services.evolver.llm import builtin_completion
+from services.evolver.store import programs as program_store
 from shared.config import get_settings
 from shared.db.models import EvolutionEvent, EvolutionLlmCall, EvolutionProgram, EvolutionRun, Job, User
 from shared.db.session import session_scope
@@ -235,7 +235,7 @@ def job_row(job_id: uuid.UUID) -> Job:
 
 def programs(run_id: uuid.UUID) -> list[EvolutionProgram]:
     """Every program of the run, oldest first (the worker's own read)."""
-    return store.programs(run_id)
+    return program_store.programs(run_id)
 
 
 def calls(run_id: uuid.UUID) -> list[EvolutionLlmCall]:

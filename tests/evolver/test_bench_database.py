@@ -34,6 +34,7 @@ def bench_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     get_sessionmaker.cache_clear()
 
 
+@pytest.mark.slow
 def test_drop_database_removes_it_even_with_an_open_connection_and_ignores_a_missing_one() -> None:
     url = make_url(SERVER_URL).set(database="arena_test_drop_me").render_as_string(hide_password=False)
     ensure_database(url)

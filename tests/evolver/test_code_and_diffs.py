@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from services.evolver.code import extract_code, normalised_hash, unified_diff
 from services.evolver.contract import DIVIDER_MARKER, REPLACE_MARKER, SEARCH_MARKER
-from services.evolver.diffs import (
+from services.evolver.search.code import extract_code, normalised_hash, unified_diff
+from services.evolver.search.diffs import (
     DiffError,
     EditBlock,
     apply_blocks,

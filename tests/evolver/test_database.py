@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import uuid
 
-from services.evolver.database import (
+from services.evolver.search.database import (
     Islands,
     ProgramView,
     elites,

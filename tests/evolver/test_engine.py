@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from services.evolver import store
 from services.evolver.contract import (
     CONSTANTS_TABLE_HEADING,
     PARENT_CHANGE_HEADING,
     RETRY_HEADING,
     SEARCH_MARKER,
 )
-from services.evolver.surrogate import named_constants, parse_table
+from services.evolver.search.surrogate import named_constants, parse_table
+from services.evolver.store import generations as generation_store
 from shared.states import EvolutionEventKind, JobStatus, LlmCallStatus, ProgramOrigin, ProgramStatus
 from tests.evolver.engine_support import (
     PRICED_MODEL,
@@ -51,6 +51,7 @@ def llm(stub: LlmStub, **extra: Any) -> dict[str, Any]:
     return {"base_url": stub.url, "root_model": "stub-root", "child_model": "stub-child", **extra}
 
 
+@pytest.mark.slow
 def test_the_built_in_operator_runs_a_whole_evolution_without_any_llm() -> None:
     run_id, job_id = make_run(
         config(
@@ -84,7 +85,7 @@ def test_the_built_in_operator_runs_a_whole_evolution_without_any_llm() -> None:
     assert run.spent_usd == 0.0 and all(c.cost_usd == 0.0 for c in calls(run_id))
     # Every generation of the finished run is closed with its figures, the last one too (it
     # selects nothing: no generation follows), and none is opened after it.
-    generations = [store.generation_row(run_id, n) for n in range(run.generation + 2)]
+    generations = [generation_store.generation_row(run_id, n) for n in range(run.generation + 2)]
     assert generations[-1] is None and run.generation == 2
     for row in generations[:-1]:
         assert row is not None and row.closed_at is not None, row
@@ -94,6 +95,7 @@ def test_the_built_in_operator_runs_a_whole_evolution_without_any_llm() -> None:
     assert last.reasoning == f"the run ended: {run.termination_reason}"
 
 
+@pytest.mark.slow
 def test_the_llm_path_through_the_openai_client_spawns_advances_modifies_and_terminates(
     stub: LlmStub,
 ) -> None:
@@ -164,6 +166,7 @@ def test_the_llm_path_through_the_openai_client_spawns_advances_modifies_and_ter
     assert events(run_id, EvolutionEventKind.TERMINATED)
 
 
+@pytest.mark.slow
 def test_a_child_diff_that_does_not_apply_is_retried_with_the_error_then_rewritten(stub: LlmStub) -> None:
     bad = (
         f"I changed it.\n{SEARCH_MARKER}\nthis line is not in the program\n=======\nx = 1\n>>>>>>> REPLACE\n"
@@ -192,6 +195,7 @@ def test_a_child_diff_that_does_not_apply_is_retried_with_the_error_then_rewritt
     assert [c.key.rsplit(":", 1)[-1] for c in calls(run_id) if c.role == "child"] == ["1", "2", "3"]
 
 
+@pytest.mark.slow
 def test_rate_limits_are_retried_and_a_timed_out_call_costs_only_itself(stub: LlmStub) -> None:
     def intercept(body: dict[str, Any], index: int) -> Reply | None:
         if is_root(body) and index == 0:
@@ -219,6 +223,7 @@ def test_rate_limits_are_retried_and_a_timed_out_call_costs_only_itself(stub: Ll
     )
 
 
+@pytest.mark.slow
 def test_the_money_cap_stops_new_calls_and_ends_the_run(stub: LlmStub) -> None:
     cap = 3.0
     run_id, job_id = make_run(
@@ -237,6 +242,7 @@ def test_the_money_cap_stops_new_calls_and_ends_the_run(stub: LlmStub) -> None:
     assert events(run_id, EvolutionEventKind.LIMIT_REACHED)
 
 
+@pytest.mark.slow
 def test_a_root_that_answers_without_tools_or_fails_is_replaced_by_the_built_in_decision(
     stub: LlmStub,
 ) -> None:
@@ -282,6 +288,7 @@ def test_identical_programs_are_never_stored_or_evaluated_twice(stub: LlmStub) -
     assert notes and all(n["ok"] and "identical to p0" in n["result"]["note"] for n in notes)
 
 
+@pytest.mark.slow
 def test_the_python_tool_runs_analysis_in_the_sandbox_over_a_snapshot(stub: LlmStub) -> None:
     analysis = (
         "best = max(programs, key=lambda p: p['fitness'] or 0)\n"

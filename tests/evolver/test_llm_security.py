@@ -56,7 +56,7 @@ from tests.evolver.engine_support import (
     tool_answer,
 )
 
-pytestmark = pytest.mark.usefixtures("database_url", "redis_url")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("database_url", "redis_url")]
 
 OPERATOR_KEY = "sk-operator-" + uuid.uuid4().hex
 USER_KEY = "sk-user-own-" + uuid.uuid4().hex

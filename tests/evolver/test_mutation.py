@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from services.evolver.code import normalised_hash, unified_diff
-from services.evolver.diffs import apply_blocks, parse_blocks, render_blocks
-from services.evolver.mutation import Mutation, MutationError, MutationKind, mutate
+from services.evolver.search.code import normalised_hash, unified_diff
+from services.evolver.search.diffs import apply_blocks, parse_blocks, render_blocks
+from services.evolver.search.mutation import Mutation, MutationError, MutationKind, mutate
 from services.evolver.seeds import SEED_NAMES, seed_program
 from shared.sandbox.gate import check_source
 from shared.states import HostedContract
@@ -225,6 +225,7 @@ def test_unknown_seed() -> None:
         seed_program("battle", "strong")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", sorted(SEED_NAMES))
 def test_mutated_seeds_still_pass_the_gate(game: str) -> None:
     source = seed_program(game)
@@ -247,8 +248,8 @@ def test_leaves_f_strings_and_commented_comparisons_alone() -> None:
 
 
 def test_several_mutations_in_a_row_are_one_change_whose_blocks_apply() -> None:
-    from services.evolver.diffs import apply_blocks
-    from services.evolver.mutation import mutate_several
+    from services.evolver.search.diffs import apply_blocks
+    from services.evolver.search.mutation import mutate_several
     from services.evolver.seeds import seed_program
 
     source = seed_program("battle")
@@ -289,10 +290,11 @@ def test_named_constants_take_log_normal_steps_far_enough_to_leave_a_plateau() -
     assert any(abs(move) > 1 for move in int_moves), int_moves
 
 
+@pytest.mark.slow
 def test_cached_candidates_give_the_changes_a_fresh_parse_gives() -> None:
     """The operator caches each program's candidate changes (a screened child draws several steps
     from one parent); a draw that uses some up must leave the next draw's candidates whole."""
-    from services.evolver import mutation
+    from services.evolver.search import mutation
 
     parent = seed_program("battle")
     inspiration = parent.replace("ENGAGE_RANGE = 10.0", "ENGAGE_RANGE = 14.0").replace(

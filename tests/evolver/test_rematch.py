@@ -9,12 +9,14 @@ import uuid
 import pytest
 from pydantic import ValidationError
 
-from services.evolver import store
-from services.evolver.code import normalised_hash
+from services.evolver.engine.judging import FINAL_MAX_ROUNDS, FINAL_MIN_MATCHES, next_final_round
 from services.evolver.evaluation.fitness import fitness
 from services.evolver.evaluation.records import MatchRecord
+from services.evolver.search.code import normalised_hash
 from services.evolver.seeds import seed_program
-from services.evolver.tools import FINAL_MAX_ROUNDS, FINAL_MIN_MATCHES, next_final_round
+from services.evolver.store import evaluations as evaluation_store
+from services.evolver.store import generations as generation_store
+from services.evolver.store import programs as program_store
 from shared.db.models import EvolutionProgram
 from shared.evolution import EvolutionConfig
 from shared.evolution.payoff import nash_average, payoff_table
@@ -37,6 +39,7 @@ def scored(records: list[dict[str, object]]) -> list[MatchRecord]:
 RUN_WEIGHTS = {"win_rate": 0.5, "kill_rate": 0.5}
 
 
+@pytest.mark.slow
 def test_kept_parents_replay_each_generation_and_are_judged_on_all_their_matches() -> None:
     run_id, job_id = make_run(
         config(
@@ -55,17 +58,17 @@ def test_kept_parents_replay_each_generation_and_are_judged_on_all_their_matches
     rows = {row.id: row for row in programs(run_id)}
     with_generations: dict[int, list[str]] = {}
     for number in range(3):
-        generation = store.generation_row(run_id, number)
+        generation = generation_store.generation_row(run_id, number)
         assert generation is not None
         with_generations[number] = [str(i) for i in generation.selected_ids or []]
     # The stagnation rule reads, per closed generation, when its field's leader was made.
     recorded = [
         (number, row.stats["leader"]["generation"])
         for number in range(3)
-        if (row := store.generation_row(run_id, number)) is not None and row.closed_at is not None
+        if (row := generation_store.generation_row(run_id, number)) is not None and row.closed_at is not None
     ]
     assert len(recorded) >= 2 and all(made <= number for number, made in recorded)
-    assert store.field_leader_generations(run_id) == [made for _, made in recorded]
+    assert generation_store.field_leader_generations(run_id) == [made for _, made in recorded]
     rematched = 0
     for number in (1, 2):
         for selected in with_generations[number - 1]:
@@ -112,15 +115,15 @@ def test_kept_parents_replay_each_generation_and_are_judged_on_all_their_matches
 
     # Saving a round again changes nothing (a resumed chunk finds it done).
     row = finals[0]
-    again = store.save_rematch(
+    again = evaluation_store.save_rematch(
         run_id,
         row.id,
         "final",
-        store.EvaluationRow(ProgramStatus.EVALUATED, "done", 0.0, {}, {}, None, {}, None),
+        evaluation_store.EvaluationRow(ProgramStatus.EVALUATED, "done", 0.0, {}, {}, None, {}, None),
         round_generation=None,
         promotion_threshold=1.0,
     )
-    assert again == store.Saved(False, None)
+    assert again == evaluation_store.Saved(False, None)
     assert programs(run_id)[row.seq].fitness == row.fitness
 
 
@@ -147,9 +150,9 @@ def test_rematch_needs_new_matches_every_generation() -> None:
 
 
 def _evaluated(run_id: uuid.UUID, key: str, source: str, fitness_value: float) -> uuid.UUID:
-    made = store.insert_program(
+    made = program_store.insert_program(
         run_id,
-        store.NewProgram(
+        program_store.NewProgram(
             created_key=key,
             generation=0,
             island=0,
@@ -159,10 +162,10 @@ def _evaluated(run_id: uuid.UUID, key: str, source: str, fitness_value: float) -
             code_hash=normalised_hash(source),
         ),
     )
-    row = store.EvaluationRow(
+    row = evaluation_store.EvaluationRow(
         ProgramStatus.EVALUATED, "done", fitness_value, {"rounds": ["g0"]}, {}, None, {}, None
     )
-    store.save_evaluation(run_id, made.program.id, row, promotion_threshold=1.0)
+    evaluation_store.save_evaluation(run_id, made.program.id, row, promotion_threshold=1.0)
     return made.program.id
 
 
@@ -172,13 +175,17 @@ def test_a_rematch_that_sinks_the_best_hands_the_lead_on_and_promotes_the_new_le
     lucky = _evaluated(run_id, "a", seed, 0.9)
     steady = _evaluated(run_id, "b", seed.replace("ENGAGE_RANGE = 10.0", "ENGAGE_RANGE = 12.0"), 0.7)
     assert run_row(run_id).best_program_id == lucky
-    sunk = store.EvaluationRow(ProgramStatus.EVALUATED, "done", 0.4, {"matches": 18}, {}, None, {}, None)
-    saved = store.save_rematch(run_id, lucky, "g1", sunk, round_generation=1, promotion_threshold=0.6)
+    sunk = evaluation_store.EvaluationRow(
+        ProgramStatus.EVALUATED, "done", 0.4, {"matches": 18}, {}, None, {}, None
+    )
+    saved = evaluation_store.save_rematch(
+        run_id, lucky, "g1", sunk, round_generation=1, promotion_threshold=0.6
+    )
     run = run_row(run_id)
     assert run.best_program_id == steady and run.best_fitness == 0.7
-    steady_row = store.program(steady)
+    steady_row = program_store.program(steady)
     assert steady_row is not None and steady_row.promoted_version_id is not None
-    assert saved == store.Saved(True, steady_row.promoted_version_id, steady_row.seq)
-    lucky_row = store.program(lucky)
+    assert saved == evaluation_store.Saved(True, steady_row.promoted_version_id, steady_row.seq)
+    lucky_row = program_store.program(lucky)
     assert lucky_row is not None and lucky_row.fitness == 0.4
     assert lucky_row.metrics["rounds"] == ["g0", "g1"] and lucky_row.metrics["round"] == 1

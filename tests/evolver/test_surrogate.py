@@ -8,11 +8,10 @@ import random
 
 import pytest
 
-from services.evolver import prompts
-from services.evolver.diffs import apply_blocks, parse_blocks
+from services.evolver.llm import prompts
 from services.evolver.llm.builtin import builtin_child_answer
-from services.evolver.seeds import seed_program
-from services.evolver.surrogate import (
+from services.evolver.search.diffs import apply_blocks, parse_blocks
+from services.evolver.search.surrogate import (
     MAX_TABLE_CHARS,
     Scored,
     Surrogate,
@@ -22,6 +21,7 @@ from services.evolver.surrogate import (
     parse_table,
     render_table,
 )
+from services.evolver.seeds import seed_program
 
 PROGRAM = """\
 import math
@@ -134,6 +134,7 @@ def _net_log_change(parent: str, child: str) -> float:
     return sum(math.log(after[name] / before[name]) for name in before if name in after and before[name] != 0)
 
 
+@pytest.mark.slow
 def test_the_built_in_child_follows_the_table() -> None:
     """With a table in which every constant is better larger, the screened child's steps mostly
     raise constants; without the table they go either way."""

@@ -80,6 +80,7 @@ def slow_stub() -> Iterator[LlmStub]:
     server.close()
 
 
+@pytest.mark.slow
 def test_a_killed_worker_is_replaced_and_nothing_is_paid_stored_or_evaluated_twice(
     database_url: str, redis_url: str, slow_stub: LlmStub
 ) -> None:
@@ -137,6 +138,7 @@ def test_a_killed_worker_is_replaced_and_nothing_is_paid_stored_or_evaluated_twi
     assert job_row(job_id).attempts == 0
 
 
+@pytest.mark.slow
 def test_a_promoted_program_is_a_hosted_bot_that_plays_a_ladder_match(
     database_url: str, redis_url: str
 ) -> None:
@@ -195,6 +197,7 @@ def test_a_promoted_program_is_a_hosted_bot_that_plays_a_ladder_match(
     assert seat.bot_version_id == best.promoted_version_id and not seat.forfeited
 
 
+@pytest.mark.slow
 def test_the_tournament_plays_the_live_fleet_on_the_matches_queue_unrated(
     database_url: str, redis_url: str
 ) -> None:

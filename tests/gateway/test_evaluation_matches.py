@@ -23,8 +23,8 @@ from sqlalchemy.engine import make_url
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from services.evolver import store
 from services.evolver.evaluation.matches import MatchSpec, QueueExecutor
+from services.evolver.store import bots as bot_store
 from shared.db.models import EvolutionProgram, Match, Replay
 from shared.db.session import get_sessionmaker, session_scope
 from shared.events import MatchStarted, get_publisher, publish
@@ -67,7 +67,7 @@ def _evaluation_match(run_id: uuid.UUID, opponent: uuid.UUID) -> uuid.UUID:
             )
         )
         session.commit()
-    bot_id, version_id = store.candidate_version(run_id, program_id)
+    bot_id, version_id = bot_store.candidate_version(run_id, program_id)
     executor = QueueExecutor(
         get_sessionmaker(),
         game="podracing",
@@ -260,6 +260,7 @@ def _insert(conn: psycopg.Connection[Any], table: str, **values: Any) -> uuid.UU
     return uuid.UUID(str(row_id))
 
 
+@pytest.mark.slow
 def test_the_migration_links_old_evaluation_matches_to_their_runs(old_database: str) -> None:
     dsn = make_url(old_database).set(drivername="postgresql").render_as_string(hide_password=False)
     with psycopg.connect(dsn) as conn:

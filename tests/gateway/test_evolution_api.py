@@ -2,7 +2,7 @@
 
 Runs are created through the API (their first chunk goes to the test Redis; no evolver worker runs
 here, so they stay queued). What a worker would write (programs, generations, LLM calls, events)
-is inserted directly, as services/evolver/store.py writes it, to exercise every read endpoint.
+is inserted directly, as services/evolver/store/ writes it, to exercise every read endpoint.
 """
 
 from __future__ import annotations

@@ -200,8 +200,8 @@ class _CappedMatch(GameMatch):
     def observation(self, player: int) -> dict[str, JSON]:
         return self.inner.observation(player)
 
-    def check_action(self, player: int, action: JSON | None) -> None:
-        self.inner.check_action(player, action)
+    def check_action(self, player: int, action: JSON | None) -> Sequence[str]:
+        return self.inner.check_action(player, action)
 
     def _invalid(self) -> float:
         value = self.inner.result().players[self.seat].metrics.get("invalid_actions", 0.0)

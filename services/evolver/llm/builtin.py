@@ -28,8 +28,14 @@ from services.evolver.llm.client import (
     Reply,
 )
 from services.evolver.llm.prices import BUILTIN_CHILD_MODEL, BUILTIN_ROOT_MODEL, FREE, Price
-from services.evolver.mutation import Mutation, MutationError, mutate_several
-from services.evolver.surrogate import SCREEN_OPTIMISM, SCREENED_STEPS, Scored, best_predicted, parse_table
+from services.evolver.search.mutation import Mutation, MutationError, mutate_several
+from services.evolver.search.surrogate import (
+    SCREEN_OPTIMISM,
+    SCREENED_STEPS,
+    Scored,
+    best_predicted,
+    parse_table,
+)
 
 ROOT_FOCUSES: tuple[str, ...] = (
     "Tune the numeric constants (distances, thresholds, weights, angles) towards better values.",
@@ -116,7 +122,7 @@ def builtin_child_answer(messages: list[dict[str, Any]]) -> str:
     made the parent (which it does not read), so the same request always gets the same answer,
     however fast the parent's matches ran.
     """
-    from services.evolver.diffs import render_blocks
+    from services.evolver.search.diffs import render_blocks
 
     prompts = [_text(message.get("content")) for message in messages if message.get("role") == "user"]
     last = prompts[-1] if prompts else ""
@@ -149,7 +155,7 @@ def _screened_mutation(
     parent: str, inspirations: list[str], rng: random.Random, rows: list[Scored]
 ) -> Mutation:
     """One step of the operator; with a table of evaluated programs, the best predicted of
-    SCREENED_STEPS distinct steps (surrogate.py)."""
+    SCREENED_STEPS distinct steps (search/surrogate.py)."""
     first = mutate_several(parent, rng, inspirations)
     if not rows:
         return first

@@ -166,21 +166,27 @@ class TorchRaces:
         i64: dict[str, Any] = {"dtype": torch.long, "device": self.device}
         boolean: dict[str, Any] = {"dtype": torch.bool, "device": self.device}
         # Movement state, packed so that the CPU step gathers a subset of races in two kernels
-        # (row layout in `torch_motion.FLOAT_ROWS` / `INT_ROWS`); the names below are views.
-        self._floats = torch.zeros(FLOAT_ROWS, b, **f)
-        self._ints = torch.zeros(INT_ROWS, b, **i64)
-        self._kin = self._floats[0:16].view(4, 4, b)
+        # (row layout in `torch_motion.FLOAT_ROWS` / `INT_ROWS`); the names below are its views.
+        self._packed = Motion(
+            floats=torch.zeros(FLOAT_ROWS, b, **f),
+            ints=torch.zeros(INT_ROWS, b, **i64),
+            active=None,
+            pair_ij=pair_pods(b, self.device),
+            timeout_turns=self.config.timeout_turns,
+        )
+        packed = self._packed
+        self._kin = packed.kin
         """x, y, vx, vy: [field, pod, race]."""
         self._x, self._y, self._vx, self._vy = self._kin.unbind(0)
-        self._cp = self._floats[16:32].view(2, MAX_CHECKPOINTS, b)
+        self._cp = packed.cp
         self._cp_x, self._cp_y = self._cp[0], self._cp[1]
-        self._finish_time = self._floats[32:36]
+        self._finish_time = packed.finish_time
         """Per turn: when in the turn each pod finished the race (inf: it did not)."""
-        self._mass = self._floats[36:40]
-        self._next_cp, self._passed, self._passes = self._ints[0:4], self._ints[4:8], self._ints[8:12]
-        self._timeouts = self._ints[12:14]
-        self.num_checkpoints, self.total_passes = self._ints[14], self._ints[15]
-        self.collisions, self.collisions_capped = self._ints[16], self._ints[17]
+        self._mass = packed.mass
+        self._next_cp, self._passed, self._passes = packed.next_cp, packed.passed, packed.passes
+        self._timeouts = packed.timeouts
+        self.num_checkpoints, self.total_passes = packed.num_checkpoints, packed.total_passes
+        self.collisions, self.collisions_capped = packed.collisions, packed.collisions_capped
         self.num_checkpoints.fill_(2)
         self._next_cp.fill_(1)
         self._passed.fill_(1)
@@ -200,7 +206,6 @@ class TorchRaces:
         self.episode_winner = torch.full((b,), -1, **i64)
         self.episode_reason = torch.zeros(b, **i64)
         self.episode_turns = torch.zeros(b, **i64)
-        self._pair_ij = pair_pods(b, self.device)
         # Auto-reset: the next track of every race, drawn ahead from the pool (pod-major).
         self._steps_since_draw = 0
         self._next_cp_xy = torch.zeros(2, MAX_CHECKPOINTS, b, **f)
@@ -512,13 +517,13 @@ class TorchRaces:
         self._finish_time.fill_(math.inf)
         self._passes.zero_()
         torch.mul(weight(self._shield_active, self.dtype), SHIELD_MASS - 1.0, out=self._mass).add_(1.0)
+        packed = self._packed
         return Motion(
-            floats=self._floats,
-            ints=self._ints,
+            floats=packed.floats,
+            ints=packed.ints,
             active=active,
-            pair_ij=self._pair_ij,
-            timeout_turns=self.config.timeout_turns,
-            sparse=self.compact,
+            pair_ij=packed.pair_ij,
+            timeout_turns=packed.timeout_turns,
         )
 
     def _check_end(self, active: torch.Tensor) -> None:

@@ -11,7 +11,7 @@ move to the end of the turn. Two drivers run that same sequence of operations pe
   cost grows with the batch: after one collision test over the batch, the races with no collision
   (3 in 4 in the benchmark's pile-ups) move the whole turn in one segment, and only the others go
   on, on their gathered columns, shrinking again at every collision until none is left. Checkpoint
-  passes are booked by index (`sparse`) instead of with full-batch masks.
+  passes are booked by index (`advance(..., by_index=True)`) instead of with full-batch masks.
 
 Both give bit-identical results (tested against each other and against the reference).
 """
@@ -30,6 +30,7 @@ from shared.games.podracing.engine import (
     PAIRS,
 )
 from shared.games.podracing.torch_ops import any_along, sqrt_non_negative, weight
+from shared.games.podracing.torch_tracks import MAX_CHECKPOINTS
 
 FLOAT_ROWS = 40
 """Rows of the packed float state [40, N]: kin (x, y, vx, vy of 4 pods, 0-15), checkpoints (x, y
@@ -59,15 +60,13 @@ class Motion:
     pair_ij: torch.Tensor
     """[2, 6, >=N] from `pair_pods`."""
     timeout_turns: int
-    sparse: bool
-    """Book checkpoint passes by index (reads values: CPU only) rather than with masks."""
 
     def __post_init__(self) -> None:
         n = self.floats.shape[1]
         f, i = self.floats, self.ints
         self.kin = f[0:16].view(4, 4, n)
         """[4 fields (x, y, vx, vy), 4 pods, N]."""
-        self.cp = f[16:32].view(2, 8, n)
+        self.cp = f[16:32].view(2, MAX_CHECKPOINTS, n)
         self.finish_time = f[32:36]
         self.mass = f[36:40]
         self.next_cp, self.passed, self.passes = i[0:4], i[4:8], i[8:12]
@@ -87,7 +86,6 @@ class Motion:
             active=None,
             pair_ij=self.pair_ij,
             timeout_turns=self.timeout_turns,
-            sparse=self.sparse,
         )
 
     def put(self, idx: torch.Tensor, sub: Motion) -> None:
@@ -173,8 +171,10 @@ class Motion:
 
     # -------------------------------------------------------------- movement
 
-    def advance(self, elapsed: torch.Tensor, dt: torch.Tensor) -> None:
-        """Move every pod by v * dt and pass its next checkpoint if the segment enters it.
+    def advance(self, elapsed: torch.Tensor, dt: torch.Tensor, *, by_index: bool) -> None:
+        """Move every pod by v * dt and pass its next checkpoint if the segment enters it; the
+        passes are booked `by_index` for the few pods concerned (reads values: the CPU driver) or
+        with full-batch masks.
 
         Same rewriting as in `collision_times`: u = -(s + sqrt(s*s - a*c)) / a with s = q.d. A
         zero move (a == 0) gives u = NaN and no pass."""
@@ -191,7 +191,7 @@ class Motion:
         u = (s + sqrt_non_negative(disc)).neg_().div_(a)
         hit = (c > 0.0) & (disc >= 0.0) & (u >= 0.0) & (u <= 1.0)
         pos.add_(d)
-        if self.sparse:
+        if by_index:
             self._book_passes_by_index(hit, u, elapsed, dt)
         else:
             self._book_passes_masked(hit, u, elapsed, dt)
@@ -248,20 +248,20 @@ class Motion:
         for _ in range(iterations):
             t, pair, has = self.first_collision(elapsed)
             dt = torch.where(has, t, 0.0)
-            self.advance(elapsed, dt)
+            self.advance(elapsed, dt, by_index=False)
             elapsed.add_(dt)
             self.bounce(pair, has)
         # The cap counts only when one more collision was due (as in the reference).
         _, valid = self.collision_times(elapsed)
         self.collisions_capped.add_(self._only_active(any_along(valid, 0)))
-        self.advance(elapsed, (1.0 - elapsed).mul_(self._active_weight()))
+        self.advance(elapsed, (1.0 - elapsed).mul_(self._active_weight()), by_index=False)
 
     def collide_and_move_compact(self, iterations: int) -> None:
         """The same movement, for CPU: only races with a collision go past the first test."""
         elapsed = torch.zeros_like(self.finish_time[0])
         t, valid = self.collision_times(elapsed)
         has = self._only_active(any_along(valid, 0))
-        self.advance(elapsed, weight(~has, elapsed.dtype).mul_(self._active_weight()))
+        self.advance(elapsed, weight(~has, elapsed.dtype).mul_(self._active_weight()), by_index=True)
         idx = has.nonzero().squeeze(1)
         if idx.numel() == 0:
             return
@@ -275,7 +275,7 @@ class Motion:
     ) -> None:
         """Finish the turn of races that all collide at `t` (pair `pair`), `bounced` collisions in."""
         while True:
-            self.advance(elapsed, t)
+            self.advance(elapsed, t, by_index=True)
             elapsed.add_(t)
             self.bounce(pair)
             bounced += 1
@@ -284,11 +284,11 @@ class Motion:
             if bounced == iterations:
                 # The cap counts only when one more collision was due (as in the reference).
                 self.collisions_capped.add_(has)
-                self.advance(elapsed, 1.0 - elapsed)
+                self.advance(elapsed, 1.0 - elapsed, by_index=True)
                 return
             idx = has.nonzero().squeeze(1)
             # The races with no other collision move to the end of the turn (the others by 0).
-            self.advance(elapsed, (1.0 - elapsed).mul_(weight(~has, elapsed.dtype)))
+            self.advance(elapsed, (1.0 - elapsed).mul_(weight(~has, elapsed.dtype)), by_index=True)
             if idx.numel() == 0:
                 return
             if idx.numel() < self.size:

@@ -64,6 +64,7 @@ def assert_no_secret(evaluation: Evaluation) -> None:
     assert SECRET not in json.dumps(evaluation.to_json())
 
 
+@pytest.mark.slow
 def test_good_battle_program_passes_every_stage(battle_local: LocalExecutor, tmp_path: Path) -> None:
     opponent = tmp_path / "sniper_bot.py"
     opponent.write_text(BATTLE_BOTS + "\n\ndef decide(observation):\n    return sniper(observation)\n")
@@ -107,6 +108,7 @@ def test_good_battle_program_passes_every_stage(battle_local: LocalExecutor, tmp
     assert again.metrics["per_opponent"] == evaluation.metrics["per_opponent"]  # built-ins are deterministic
 
 
+@pytest.mark.slow
 def test_good_podracing_program_passes(podracing_local: LocalExecutor) -> None:
     settings = EvaluationSettings.model_validate(
         {"match_config": SHORT_RACE, **FAST, "turn_timeout_ms": 1000}
@@ -153,6 +155,7 @@ def test_a_program_that_raises_fails_the_smoke_run_with_its_message(battle_local
     assert [r["stage"] for r in evaluation.records] == ["smoke"]
 
 
+@pytest.mark.slow
 def test_a_program_that_loops_forever_forfeits_in_bounded_time(battle_local: LocalExecutor) -> None:
     source = "def decide(observation):\n    while True:\n        pass\n"
     started = time.monotonic()

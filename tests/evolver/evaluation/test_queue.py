@@ -78,6 +78,7 @@ def owner(database_url: str) -> uuid.UUID:
         return user.id
 
 
+@pytest.mark.slow
 def test_tournament_on_the_queue(worker: ManagedProcess, owner: uuid.UUID) -> None:
     # The candidate's current version is broken; the pinned one (version 2) races at full thrust.
     candidate, versions = _hosted(owner, [BROKEN, RACER.replace("THRUST", "100")], BotStatus.INACTIVE, 0)
@@ -162,6 +163,7 @@ def test_create_match_rules_for_evaluations(database_url: str, owner: uuid.UUID)
         session.rollback()
 
 
+@pytest.mark.slow
 def test_fleet_opponents_spread_over_the_ratings(database_url: str, owner: uuid.UUID) -> None:
     game = "battle"  # a game no other test here rates, so the fleet is exactly these bots
     ids = []

@@ -10,9 +10,7 @@ from typing import Any
 import pytest
 
 from services.evolver import contract
-from services.evolver.code import extract_code
 from services.evolver.contract import TOOL_SPECS, ToolName
-from services.evolver.diffs import apply_blocks, parse_blocks
 from services.evolver.llm import (
     BUILTIN_CHILD_MODEL,
     BUILTIN_ROOT_MODEL,
@@ -26,6 +24,8 @@ from services.evolver.llm import (
     validate,
 )
 from services.evolver.llm.builtin import EXPLORE_AFTER, PATIENCE, ROOT_FOCUSES
+from services.evolver.search.code import extract_code
+from services.evolver.search.diffs import apply_blocks, parse_blocks
 
 SEED = (Path(__file__).resolve().parents[3] / "services/evolver/seeds/battle_weak.py").read_text()
 SCHEMAS = {spec["function"]["name"]: spec["function"]["parameters"] for spec in TOOL_SPECS}

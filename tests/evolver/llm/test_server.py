@@ -12,7 +12,6 @@ import httpx
 import pytest
 
 from services.evolver.contract import TOOL_SPECS, ToolName
-from services.evolver.diffs import apply_blocks, parse_blocks
 from services.evolver.llm import (
     BUILTIN_CHILD_MODEL,
     BUILTIN_ROOT_MODEL,
@@ -21,6 +20,7 @@ from services.evolver.llm import (
     LlmRole,
     MemoryBudget,
 )
+from services.evolver.search.diffs import apply_blocks, parse_blocks
 from tests.conftest import ManagedProcess
 from tests.evolver.llm.test_builtin import SEED, child_prompt
 
@@ -97,6 +97,7 @@ class MiniEngine:
         return {"ok": True, "result": {}, "run": self.run_block()}
 
 
+@pytest.mark.slow
 def test_the_root_steers_a_run_to_its_end(client: LlmClient) -> None:
     engine = MiniEngine(max_generations=6, max_children=2)
     budget = MemoryBudget(max_usd=0.0)

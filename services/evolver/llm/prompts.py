@@ -27,7 +27,7 @@ from services.evolver.contract import (
     SEARCH_MARKER,
 )
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "games"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "games"
 GAME_SECTIONS = ("Rules", "Rules as implemented", "Action", "Observation")
 MAX_FEEDBACK_CHARS = 4_000
 MAX_PARENT_CHANGE_CHARS = 4_000

@@ -19,12 +19,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from services.evolver import database, prompts, store
-from services.evolver.calls import RecordedLlm
 from services.evolver.contract import TOOL_SPECS
-from services.evolver.llm import FailureKind, LlmRequest, ToolCall, builtin_root_answer
+from services.evolver.engine.state import BudgetExhausted, EngineState, Evaluator
+from services.evolver.engine.toolbox import Toolbox
+from services.evolver.llm import FailureKind, LlmRequest, ToolCall, builtin_root_answer, prompts
+from services.evolver.llm.calls import RecordedLlm
+from services.evolver.search import database
 from services.evolver.seeds import seed_program
-from services.evolver.tools import BudgetExhausted, EngineState, Evaluator, Toolbox
+from services.evolver.store import generations as generation_store
+from services.evolver.store import programs as program_store
+from services.evolver.store import runs as run_store
 from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS
 from shared.states import EvolutionEventKind, LlmRole
 
@@ -53,7 +57,7 @@ def fitness_text(game: str, weights: dict[str, float] | None) -> str:
 class Engine:
     def __init__(
         self,
-        ctx: store.RunContext,
+        ctx: run_store.RunContext,
         llm: RecordedLlm,
         evaluator: Evaluator,
         *,
@@ -88,7 +92,7 @@ class Engine:
         return {"role": "system", "content": prompts.root_system(self.ctx.game, shown, fitness)}
 
     def briefing(self, toolbox: Toolbox, state: EngineState) -> dict[str, Any]:
-        progs = store.program_views(self.ctx.id)
+        progs = program_store.program_views(self.ctx.id)
         stats = {
             "run": toolbox.run_block(),
             "trends": database.trends(progs, state.generation)["generations"][-5:],
@@ -114,7 +118,7 @@ class Engine:
             self.start(toolbox, state)
         limits = self.config.limits
         while not state.finished:
-            spent_s = store.counters(self.ctx.id).elapsed_s + (self.clock() - started)
+            spent_s = run_store.counters(self.ctx.id).elapsed_s + (self.clock() - started)
             if spent_s >= limits.max_wall_s:
                 self.limit(toolbox, state, f"wall-time limit reached ({limits.max_wall_s:.0f} s)")
                 break
@@ -141,8 +145,8 @@ class Engine:
     def start(self, toolbox: Toolbox, state: EngineState) -> None:
         seeds = list(self.config.seeds) or [seed_program(self.ctx.game)]
         toolbox.plant_seeds(seeds)
-        store.open_generation(self.ctx.id, 0)
-        store.add_event(
+        generation_store.open_generation(self.ctx.id, 0)
+        run_store.add_event(
             self.ctx.id,
             "run_started",
             0,
@@ -153,7 +157,7 @@ class Engine:
         self.fresh_conversation(toolbox, state)
 
     def limit(self, toolbox: Toolbox, state: EngineState, reason: str) -> None:
-        store.add_event(
+        run_store.add_event(
             self.ctx.id, "limit", state.generation, EvolutionEventKind.LIMIT_REACHED, {"reason": reason}
         )
         log.info("run %s: %s", self.ctx.id, reason)
@@ -163,7 +167,7 @@ class Engine:
         """The root used its turns for this generation without advancing: the system does it."""
         key = f"system:{state.turn}"
         limits = self.config.limits
-        store.add_event(
+        run_store.add_event(
             self.ctx.id,
             key,
             state.generation,
@@ -174,7 +178,7 @@ class Engine:
             toolbox.finish("the root used its last generation's turns", key)
             return
         toolbox.evaluate_pending()
-        progs = store.program_views(self.ctx.id)
+        progs = program_store.program_views(self.ctx.id)
         chosen = [str(p.id) for p in database.top(progs, 4)]
         toolbox.close_generation(chosen, "selected by the system: the best four so far", key)
         state.turn += 1
@@ -200,7 +204,7 @@ class Engine:
         rejected: list[dict[str, Any]] = []
         fallback_why: str | None = None
         if not outcome.ok:
-            store.add_event(
+            run_store.add_event(
                 self.ctx.id,
                 f"failure:{key}",
                 state.generation,
@@ -249,7 +253,7 @@ class Engine:
                 result = toolbox.call(call.name, call.arguments, f"{turn}:{index}")
             state.messages.append(_tool_message(call.id, result))
             text = json.dumps(result, default=str)
-            store.add_event(
+            run_store.add_event(
                 self.ctx.id,
                 f"tool:{turn}:{index}",
                 state.generation,
@@ -266,7 +270,7 @@ class Engine:
         for raw in message.get("tool_calls") or []:
             function = raw["function"]
             calls.append(ToolCall(str(raw["id"]), str(function["name"]), json.loads(function["arguments"])))
-        store.add_event(
+        run_store.add_event(
             self.ctx.id,
             f"fallback:{key}",
             state.generation,
@@ -279,7 +283,7 @@ class Engine:
     def log_decision(
         self, state: EngineState, key: str, text: str, calls: list[ToolCall], rejected: list[dict[str, Any]]
     ) -> None:
-        store.add_event(
+        run_store.add_event(
             self.ctx.id,
             key,
             state.generation,

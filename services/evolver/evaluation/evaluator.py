@@ -14,7 +14,6 @@ import random
 import uuid
 from typing import Any
 
-from services.evolver import store
 from services.evolver.evaluation.cascade import (
     EvalStage,
     Evaluation,
@@ -26,6 +25,10 @@ from services.evolver.evaluation.cascade import (
 from services.evolver.evaluation.matches import LocalExecutor, QueueExecutor, fleet_opponents
 from services.evolver.evaluation.records import BUILTIN_PREFIX
 from services.evolver.evaluation.settings import EvaluationSettings
+from services.evolver.store import bots as bot_store
+from services.evolver.store import evaluations as evaluation_store
+from services.evolver.store import programs as program_store
+from services.evolver.store import runs as run_store
 from shared.config import Settings
 from shared.db.models import EvolutionProgram
 from shared.db.session import get_sessionmaker, session_scope
@@ -40,7 +43,7 @@ default), from the weakest to the strongest of the ladder."""
 
 
 class CascadeEvaluator:
-    def __init__(self, ctx: store.RunContext, settings: Settings) -> None:
+    def __init__(self, ctx: run_store.RunContext, settings: Settings) -> None:
         self.ctx = ctx
         self.settings = settings
         config = ctx.config.evaluation
@@ -91,7 +94,7 @@ class CascadeEvaluator:
                 self.ctx.game,
             )
             return self.builtin_plan()
-        bot_id, version_id = store.candidate_version(self.ctx.id, program.id)
+        bot_id, version_id = bot_store.candidate_version(self.ctx.id, program.id)
         queue = QueueExecutor(
             get_sessionmaker(),
             game=self.ctx.game,
@@ -103,7 +106,7 @@ class CascadeEvaluator:
         program_id = program.id
 
         def remember(mapping: dict[str, uuid.UUID]) -> None:
-            store.save_tournament_matches(program_id, {k: str(v) for k, v in mapping.items()})
+            program_store.save_tournament_matches(program_id, {k: str(v) for k, v in mapping.items()})
 
         return TournamentPlan(
             opponents=[f"bot:{bot}" for bot in opponents],
@@ -123,7 +126,7 @@ class CascadeEvaluator:
 
     def evaluate(
         self, program: EvolutionProgram, parameters: dict[str, Any], seed: int
-    ) -> store.EvaluationRow:
+    ) -> evaluation_store.EvaluationRow:
         settings = self.evaluation_settings(parameters)
         plan = self.plan(program, settings, seed)
         result = evaluate(self.ctx.game, program.code, settings, local=self.local, tournament=plan, seed=seed)
@@ -131,7 +134,7 @@ class CascadeEvaluator:
 
     def rematch(
         self, program: EvolutionProgram, parameters: dict[str, Any], seed: int
-    ) -> store.EvaluationRow:
+    ) -> evaluation_store.EvaluationRow:
         """`program` (evaluated before) on new matches from `seed`, judged on all its matches."""
         settings = self.evaluation_settings(parameters)
         plan = self.plan(program, settings, seed)
@@ -142,13 +145,13 @@ class CascadeEvaluator:
         return _row(result)
 
 
-def _row(result: Evaluation) -> store.EvaluationRow:
+def _row(result: Evaluation) -> evaluation_store.EvaluationRow:
     failed = not result.passed and result.stage in (EvalStage.GATE, EvalStage.SMOKE)
     feedback = dict(result.feedback)
     feedback["records"] = result.records
     if result.message:
         feedback["message"] = result.message
-    return store.EvaluationRow(
+    return evaluation_store.EvaluationRow(
         status=ProgramStatus.FAILED if failed else ProgramStatus.EVALUATED,
         stage=str(result.stage),
         fitness=0.0 if failed else float(result.fitness),

@@ -1,6 +1,6 @@
 """The program database's logic: islands with migration, the MAP-Elites grid, parent and
 inspiration sampling, generation statistics. Pure functions over `ProgramView`s (the rows live in
-PostgreSQL, see store.py), so every rule here is tested without a database.
+PostgreSQL, see services/evolver/store/), so every rule here is tested without a database.
 
 Islands keep lineages apart so one early winner cannot take over the whole population; every
 `migration_interval` generations each island's best program also joins the next island's pool.

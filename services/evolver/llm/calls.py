@@ -15,7 +15,7 @@ import uuid
 from dataclasses import asdict, replace
 from typing import Any, Protocol
 
-from services.evolver import metrics, store
+from services.evolver import metrics
 from services.evolver.llm import (
     FailureKind,
     LlmOutcome,
@@ -24,6 +24,7 @@ from services.evolver.llm import (
     RejectedToolCall,
     ToolCall,
 )
+from services.evolver.store import llm_calls as llm_call_store
 from shared.config import Settings
 from shared.evolution.config import LimitsConfig
 from shared.jsonsafe import safe_text, storable
@@ -49,7 +50,7 @@ class OwnerCaps:
     def check(self, projected_cost_usd: float) -> str | None:
         if projected_cost_usd <= 0:
             return None
-        left = store.llm_usd_left_today(self.owner_id, self.settings)
+        left = llm_call_store.llm_usd_left_today(self.owner_id, self.settings)
         if projected_cost_usd > left:
             return (
                 f"the owner's LLM quota: ${max(left, 0.0):.4f} of ${self.settings.quota_llm_usd_per_day:.2f} "
@@ -58,7 +59,7 @@ class OwnerCaps:
             )
         if not self.operator:
             return None
-        books = store.operator_spent(self.owner_id, self.settings)
+        books = llm_call_store.operator_spent(self.owner_id, self.settings)
         if books is None:
             return None
         spent, cap = books
@@ -81,7 +82,7 @@ class RunBudget:
         self.owner_caps: OwnerCaps | None = None
 
     def check(self, request: LlmRequest, projected_cost_usd: float, projected_tokens: int) -> str | None:
-        spent, tokens = store.spend(self.run_id)
+        spent, tokens = llm_call_store.spend(self.run_id)
         cap = self.limits.max_cost_usd
         if cap is not None and spent + projected_cost_usd > cap:
             return (
@@ -127,8 +128,8 @@ def sanitised(outcome: LlmOutcome) -> LlmOutcome:
     )
 
 
-def _outcome_json(outcome: LlmOutcome) -> store.StoredCall:
-    return store.StoredCall(
+def _outcome_json(outcome: LlmOutcome) -> llm_call_store.StoredCall:
+    return llm_call_store.StoredCall(
         key="",
         status=LlmCallStatus.OK if outcome.status == OutcomeStatus.OK else LlmCallStatus.FAILED,
         failure=None if outcome.failure is None else str(outcome.failure),
@@ -145,7 +146,7 @@ def _outcome_json(outcome: LlmOutcome) -> store.StoredCall:
     )
 
 
-def _outcome(stored: store.StoredCall) -> LlmOutcome:
+def _outcome(stored: llm_call_store.StoredCall) -> LlmOutcome:
     return LlmOutcome(
         status=OutcomeStatus.OK if stored.status == LlmCallStatus.OK else OutcomeStatus.FAILED,
         failure=FailureKind(stored.failure) if stored.failure else None,
@@ -172,7 +173,7 @@ class RecordedLlm:
         """Calls answered from the log (a step run again): what a resumed run did not pay twice."""
 
     def complete(self, request: LlmRequest, generation: int) -> LlmOutcome:
-        found = store.find_call(self.run_id, request.key)
+        found = llm_call_store.find_call(self.run_id, request.key)
         if found is not None:
             self.reused += 1
             return _outcome(found)
@@ -182,7 +183,7 @@ class RecordedLlm:
             return outcome  # never made: nothing to record or pay
         recorded = self._record(request, generation, outcome)
         if not recorded:  # another process recorded this step meanwhile: theirs is the one that counts
-            again = store.find_call(self.run_id, request.key)
+            again = llm_call_store.find_call(self.run_id, request.key)
             if again is not None:
                 return _outcome(again)
         if outcome.status != OutcomeStatus.OK:
@@ -193,7 +194,7 @@ class RecordedLlm:
         """Record the call with its cost, in one transaction. Everything in it went through
         `sanitised` and `storable`, so the database takes whatever the model sent: only a database
         out of reach leaves a call unrecorded (the chunk then fails and is retried)."""
-        return store.record_call(
+        return llm_call_store.record_call(
             self.run_id,
             key=request.key,
             role=request.role,

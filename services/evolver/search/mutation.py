@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from services.evolver.diffs import DiffError, EditBlock, apply_blocks
+from services.evolver.search.diffs import DiffError, EditBlock, apply_blocks
 
 __all__ = ["Mutation", "MutationError", "MutationKind", "mutate"]
 
