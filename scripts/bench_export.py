@@ -27,9 +27,10 @@ import torch
 
 from services.trainer.export import export_agent, export_checkpoint
 from services.trainer.export_check import RecordedRace, agreement, perturbed_agent, record_races
-from services.trainer.policy import Agent, NetShape
+from services.trainer.policy import Agent
 from services.trainer.ppo import Args, Trainer, args_from_dict, load_checkpoint
 from shared.games.podracing.bots import runner
+from shared.training.config import NetShapeConfig
 
 Decide = Callable[[dict[str, Any]], Any]
 
@@ -125,7 +126,7 @@ def main() -> None:
         report_agreement(
             "perturbed policy",
             hard,
-            load_decide(export_agent(hard, NetShape()), folder, "hard.py"),
+            load_decide(export_agent(hard, NetShapeConfig()), folder, "hard.py"),
             args.pods,
         )
 

@@ -21,7 +21,7 @@ import torch
 
 from scripts.bench_podracing import bench_torch
 from services.trainer.curriculum import Stage
-from services.trainer.ppo import Args, Trainer
+from services.trainer.ppo import Trainer, args_from_dict
 
 
 def _sync(device: torch.device) -> None:
@@ -76,13 +76,15 @@ def main() -> None:
         f"device: {name}; torch {torch.__version__}; {num_envs} races x {options.num_steps} turns per rollout"
     )
 
-    args = Args(
-        device=str(device),
-        num_envs=num_envs,
-        num_steps=options.num_steps,
-        num_minibatches=4,
-        total_steps=10**12,
-        stage=Stage.RUNNER,
+    args = args_from_dict(  # no API bounds: one GPU races more than a request may ask
+        {
+            "device": str(device),
+            "num_envs": num_envs,
+            "num_steps": options.num_steps,
+            "num_minibatches": 4,
+            "total_steps": 10**12,
+            "stage": Stage.RUNNER,
+        }
     )
     trainer = Trainer(args)
     # The engine as the trainer's env runs it (on CUDA a fixed 8 collision iterations, not 64).

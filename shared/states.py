@@ -123,8 +123,8 @@ class JobStatus(StrEnum):
 
 
 class TrainingStage(StrEnum):
-    """The trainer's curriculum stages (services.trainer.curriculum.Stage, which a test keeps equal),
-    here so that the gateway and the database know them without importing the trainer (torch).
+    """The trainer's curriculum stages (`services.trainer.curriculum.Stage` is this enum), here so
+    that the gateway and the database know them without importing the trainer (torch).
 
     IMITATE (a run with a teacher starts there) -> RUNNER; SOLO (from scratch) -> RUNNER ->
     SELF_PLAY -> LEAGUE, each on its exit condition or by hand."""

@@ -22,7 +22,7 @@ from typing import Any
 SOURCE = "the untrained template"
 """Where the weights come from."""
 SHAPE = (32, 16, 64)
-"""Widths: encoder hidden layer, embedding, head hidden layers (policy.NetShape)."""
+"""Widths: encoder hidden layer, embedding, head hidden layers (shared.training.config.NetShapeConfig)."""
 ACTIONS: tuple[tuple[float, float, int], ...] = ((0.0, 1.0, 0),)
 """The action set (services/trainer/actions.py): (rotation in degrees from the heading, thrust as
 a share of max thrust, kind: 0 thrust, 1 SHIELD, 2 BOOST), one per output of the network."""

@@ -16,21 +16,16 @@ they last restarted), or by hand through the run's config (`stage`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 import torch
 
 from services.trainer.opponents import OpponentKind
+from shared.states import TrainingStage
+from shared.training.config import CurriculumConfig
 
-
-class Stage(StrEnum):
-    IMITATE = "imitate"
-    SOLO = "solo"
-    RUNNER = "runner"
-    SELF_PLAY = "self_play"
-    LEAGUE = "league"
+Stage = TrainingStage
+"""The curriculum's stages (in shared.states, so that the API and the database know them too)."""
 
 
 OPPONENT_MIX: dict[Stage, dict[OpponentKind, float]] = {
@@ -49,33 +44,14 @@ OPPONENT_MIX: dict[Stage, dict[OpponentKind, float]] = {
 the races until their win targets hold (`runner` exit), and 40% after, so they stay measured."""
 
 
-@dataclass(frozen=True, slots=True)
-class CurriculumArgs:
-    auto: bool = True
-    """Advance stages when their exit condition holds."""
-    imitation_steps: int = 2_000_000
-    """Environment steps of DAgger before the imitate stage hands over to PPO (runner stage)."""
-    solo_exit_rate: float = 8.0
-    """Checkpoints passed by both pods per 100 race turns that end the solo stage."""
-    runner_exit_win_rate: float = 0.95
-    """Win rate against the scripted runner that (with the blocker's) ends the runner stage."""
-    blocker_exit_win_rate: float = 0.75
-    """Win rate against the scripted blocker that (with the runner's) ends the runner stage."""
-    league_entry_size: int = 4
-    """League size that ends the self-play stage."""
-    min_episodes: int = 32
-    """Races an iteration must finish before its metrics may end a stage."""
-    settle_turns: int = 400
-    """Race turns after the races (re)start (a resume, a stage switch) before an exit is checked:
-    the first races to finish are the short ones, mostly won, and their win rate says little."""
-
-
 def _at_least(metrics: dict[str, Any], key: str, target: float) -> bool:
     value = metrics.get(key)
     return value is not None and value >= target
 
 
-def next_stage(stage: Stage, metrics: dict[str, Any], league_size: int, args: CurriculumArgs) -> Stage | None:
+def next_stage(
+    stage: Stage, metrics: dict[str, Any], league_size: int, args: CurriculumConfig
+) -> Stage | None:
     """The stage to switch to after an iteration with these metrics, or None to stay."""
     if not args.auto:
         return None

@@ -18,7 +18,6 @@ from services.trainer.actions import DEFAULT_ACTION_SET, ActionTable, Kind
 from services.trainer.features import RaceView, features, frame_heading, update_runners
 from services.trainer.opponents import Commands, OpponentKind, blocker_commands, idle_commands, runner
 from services.trainer.rewards import (
-    RewardWeights,
     checkpoint_distance,
     lead,
     progress,
@@ -28,6 +27,7 @@ from services.trainer.rewards import (
 )
 from shared.games.podracing.batched_env import AIM_DISTANCE, BatchedPodracingEnv
 from shared.games.podracing.engine import RaceConfig
+from shared.training.config import RewardWeightsConfig
 
 PolicyFn = Callable[[torch.Tensor], torch.Tensor]
 """Features [n, 2, OBS_DIM] -> action indices [n, 2] (`actions.ActionTable`)."""
@@ -146,7 +146,7 @@ class TrainingEnv:
     def step(
         self,
         actions: torch.Tensor,
-        weights: RewardWeights,
+        weights: RewardWeightsConfig,
         learner: PolicyFn,
         league: list[PolicyFn],
         draw: Callable[[int], tuple[torch.Tensor, torch.Tensor]],

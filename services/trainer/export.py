@@ -35,8 +35,9 @@ from torch import nn
 
 from services.trainer.actions import ACTION_SETS, DEFAULT_ACTION_SET
 from services.trainer.features import ENTITY_DIM, SELF_DIM
-from services.trainer.policy import Agent, DeepSets, NetShape, action_count
+from services.trainer.policy import Agent, DeepSets, action_count
 from shared.games.podracing import search
+from shared.training.config import NetShapeConfig
 
 Contract = Literal["hosted", "codingame"]
 CONTRACTS: tuple[Contract, ...] = ("hosted", "codingame")
@@ -88,7 +89,7 @@ def _actor_state(agent_or_actor_state: nn.Module | Mapping[str, torch.Tensor]) -
     return {key: value.detach().to("cpu", torch.float32) for key, value in state.items()}
 
 
-def _layer_shapes(shape: NetShape, actions: int) -> list[tuple[int, int]]:
+def _layer_shapes(shape: NetShapeConfig, actions: int) -> list[tuple[int, int]]:
     """(outputs, inputs) of each Linear layer in LAYERS."""
     return [
         (shape.encoder_hidden, ENTITY_DIM),
@@ -136,7 +137,9 @@ def _float_text(values: torch.Tensor) -> list[str]:
     return [f"{value:.8g}" for value in values.tolist()]
 
 
-def parameter_block(state: Mapping[str, torch.Tensor], shape: NetShape, source: str, action_set: str) -> str:
+def parameter_block(
+    state: Mapping[str, torch.Tensor], shape: NetShapeConfig, source: str, action_set: str
+) -> str:
     """The template's parameter block for these actor weights and their action set."""
     packed: list[torch.Tensor] = []
     scales: list[torch.Tensor] = []
@@ -172,7 +175,7 @@ def parameter_block(state: Mapping[str, torch.Tensor], shape: NetShape, source: 
 
 def export_agent(
     agent_or_actor_state: nn.Module | Mapping[str, torch.Tensor],
-    shape: NetShape,
+    shape: NetShapeConfig,
     contract: Contract = "hosted",
     source: str = "an Arena training run",
     action_set: str | None = None,

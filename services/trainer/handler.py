@@ -31,7 +31,6 @@ from sqlalchemy.orm import Session
 
 from services.trainer import announce, checkpoints, reference_eval, store
 from services.trainer.metrics import record_iteration
-from services.trainer.reference_eval import EvaluationArgs
 from services.trainer.store import ChunkOutput, EvaluationRow, IterationRow, NewCheckpoint, RunConfig
 from shared.config import Settings, get_settings
 from shared.jobs import ChunkResult, ChunkWork, JobHandler, PermanentJobError, worker_name
@@ -39,6 +38,7 @@ from shared.jsonsafe import storable
 from shared.quotas import QuotaExceeded
 from shared.states import HostedContract, JobStatus, TrainingStage
 from shared.training import TRAINING, changes
+from shared.training.config import TrainingEvaluationConfig
 
 if TYPE_CHECKING:
     from services.trainer.ppo import Trainer
@@ -313,7 +313,7 @@ def showcase_race(run_id: uuid.UUID, iteration: int, source: str | None) -> byte
 def evaluate_checkpoint(
     run_id: uuid.UUID,
     checkpoint: NewCheckpoint,
-    args: EvaluationArgs,
+    args: TrainingEvaluationConfig,
     *,
     deadline: float,
     abandon: Callable[[], bool],

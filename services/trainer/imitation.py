@@ -20,8 +20,9 @@ import torch
 from services.trainer.actions import nearest_actions
 from services.trainer.env import TrainingEnv, command_rotation
 from services.trainer.opponents import Commands, blocker_commands, runner
-from services.trainer.policy import DeepSets, NetShape, action_count, deterministic_action
+from services.trainer.policy import DeepSets, action_count, deterministic_action
 from shared.games.podracing.torch_engine import TorchRaces
+from shared.training.config import NetShapeConfig
 
 BUILTIN_TEACHERS = ("builtin:runner", "builtin:blocker")
 """The built-ins that have a vectorised copy (`opponents.py`); others cannot label batches."""
@@ -64,7 +65,7 @@ class PolicyTeacher:
         self,
         name: str,
         actor: dict[str, torch.Tensor],
-        shape: NetShape,
+        shape: NetShapeConfig,
         action_set: str,
         device: torch.device,
     ) -> None:

@@ -16,7 +16,7 @@ from services.trainer.actions import DEFAULT_ACTION_SET
 from services.trainer.env import TrainingEnv
 from services.trainer.opponents import OpponentKind
 from services.trainer.policy import deterministic_action
-from services.trainer.rewards import RewardWeights
+from shared.training.config import RewardWeightsConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,7 @@ def measure_play(
         raise AssertionError("no policy opponents here")
 
     env.reset(draw)
-    weights = RewardWeights()
+    weights = RewardWeightsConfig()
     passes = 0
     races = wins = 0
     for _ in range(turns):

@@ -17,7 +17,6 @@ deterministic action (export, evaluation) is the argmax.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -25,6 +24,7 @@ from torch import nn
 
 from services.trainer.actions import ACTION_SETS, DEFAULT_ACTION_SET, Kind
 from services.trainer.features import ENTITY_DIM, NUM_ENTITIES, SELF_DIM
+from shared.training.config import NetShapeConfig
 
 SPECIAL_LOGIT = -2.0
 """A fresh policy's logit for SHIELD and BOOST actions (0 for the others): SHIELD costs three
@@ -36,19 +36,10 @@ CRITIC_GAIN = 0.01
 changes add up to about 1), and a critic starting at values of order 1 would bury it in noise."""
 
 
-@dataclass(frozen=True, slots=True)
-class NetShape:
-    """Layer widths, stored in checkpoints so that export rebuilds the same network."""
-
-    encoder_hidden: int = 32
-    embedding: int = 16
-    hidden: int = 64
-
-
 class DeepSets(nn.Module):
     """encoder (entity -> embedding), max-pool over entities, head (self + context -> outputs)."""
 
-    def __init__(self, outputs: int, shape: NetShape, head_gain: float = 0.01) -> None:
+    def __init__(self, outputs: int, shape: NetShapeConfig, head_gain: float = 0.01) -> None:
         super().__init__()
         self.encoder = nn.Sequential(
             nn.Linear(ENTITY_DIM, shape.encoder_hidden),
@@ -86,9 +77,9 @@ def action_count(action_set: str) -> int:
 class Agent(nn.Module):
     """Actor (one logit per action of the set) and critic."""
 
-    def __init__(self, shape: NetShape | None = None, action_set: str = DEFAULT_ACTION_SET) -> None:
+    def __init__(self, shape: NetShapeConfig | None = None, action_set: str = DEFAULT_ACTION_SET) -> None:
         super().__init__()
-        self.shape = shape or NetShape()
+        self.shape = shape or NetShapeConfig()
         self.action_set = action_set
         self.actor = DeepSets(action_count(action_set), self.shape, head_gain=0.01)
         self.critic = DeepSets(1, self.shape, head_gain=CRITIC_GAIN)

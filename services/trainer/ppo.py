@@ -3,130 +3,60 @@
 One iteration: play `num_steps` turns in `num_envs` races (both of player 0's pods are samples
 of the same policy), compute advantages with GAE, then update. In the `imitate` stage the update
 is DAgger: a teacher labels every state the student visited (the teacher drives the first round),
-and `update_epochs x num_minibatches` cross-entropy steps are taken on the aggregate of labelled
-states, with the critic fitted on the same rollouts (its warm-up). Otherwise it is PPO:
-`update_epochs` passes of clipped policy and value losses over shuffled minibatches, plus, after an
-imitation stage, a cross-entropy to the teacher's action whose weight decays to 0 (and a few
-critic-only iterations first). `Trainer` keeps the state between iterations (so a service can run
-it in chunks, stop it, change its config at an iteration boundary and resume it from a checkpoint
-file), and `Trainer.iterate` is the algorithm.
+and `imitation_updates` cross-entropy steps are taken on the aggregate of labelled states, with
+the critic fitted on the same rollouts (its warm-up). Otherwise it is PPO: `update_epochs` passes
+of clipped policy and value losses over shuffled minibatches, plus, after an imitation stage, a
+cross-entropy to the teacher's action whose weight decays to 0 (and a few critic-only iterations
+first). `Trainer` keeps the state between iterations (so a service can run it in chunks, stop it,
+change its config at an iteration boundary and resume it from a checkpoint file), and
+`Trainer.iterate` is the algorithm.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
+from pydantic import BaseModel
 from torch import nn
 
-from services.trainer.actions import DEFAULT_ACTION_SET
-from services.trainer.curriculum import CurriculumArgs, Stage, draw_opponents, next_stage
+from services.trainer.curriculum import Stage, draw_opponents, next_stage
 from services.trainer.env import PolicyFn, StepResult, TrainingEnv
 from services.trainer.features import OBS_DIM
 from services.trainer.imitation import BuiltinTeacher, LabelledStates, PolicyTeacher, Teacher
 from services.trainer.league import League, LeagueEntry
 from services.trainer.opponents import OpponentKind
-from services.trainer.policy import Agent, DeepSets, NetShape, action_count, entropy, sample_action
-from services.trainer.reference_eval import EvaluationArgs
-from services.trainer.rewards import RewardWeights
+from services.trainer.policy import Agent, DeepSets, action_count, entropy, sample_action
+from shared.games.podracing.engine import PODS_PER_PLAYER
+from shared.training.config import MUTABLE_FIELDS as MUTABLE_FIELDS
+from shared.training.config import RESUME_FIELDS as RESUME_FIELDS
+from shared.training.config import TrainingConfig
 
 log = logging.getLogger(__name__)
 
+Args = TrainingConfig
+"""Everything a run is configured with, one field each with its docstring: the API validates
+requests with the same model (shared/training/config.py). `MUTABLE_FIELDS` may change while a run
+trains, `RESUME_FIELDS` too when it resumes."""
+
 CHECKPOINT_FORMAT = 2
 """2: categorical action head (1, the Gaussian head, cannot be loaded into it)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Args:
-    """Everything a run is configured with (the API validates it with `shared.training.config`)."""
-
-    seed: int = 1
-    """Seeds torch and the races."""
-    device: str = "auto"
-    """"auto" (CUDA when this machine has it, else the CPU), "cpu", "cuda" or "cuda:N"."""
-    total_steps: int = 10_000_000
-    """Budget in environment steps (race turns of all races); learning rate anneals over it."""
-    time_budget_s: float | None = None
-    """Budget in seconds of training (over all chunks and resumes); None: steps only."""
-    num_envs: int = 256
-    """Races played at once."""
-    num_steps: int = 128
-    """Turns per race per rollout: each iteration learns from num_envs x num_steps x 2 pods."""
-    learning_rate: float = 3e-4
-    anneal_lr: bool = True
-    """Decay the learning rate linearly to 0 at `total_steps`."""
-    gamma: float = 0.995
-    """Discount per turn: a race lasts about 200-250 turns, and the win at its end must reach its start."""
-    gae_lambda: float = 0.95
-    num_minibatches: int = 8
-    update_epochs: int = 4
-    norm_adv: bool = True
-    """Normalise advantages per minibatch."""
-    clip_coef: float = 0.2
-    """Policy ratio clip (and value clip when `clip_vloss`)."""
-    clip_vloss: bool = True
-    ent_coef: float = 0.003
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    """Clipped separately for the actor and the critic, so value errors never shrink policy steps."""
-    target_kl: float | None = None
-    """Stop an iteration's epochs early beyond this approximate KL (None: never)."""
-    action_set: str = DEFAULT_ACTION_SET
-    """The discrete actions per pod (`actions.ACTION_SETS`)."""
-    teacher: str | None = None
-    """Who the imitate stage copies: builtin:runner, builtin:blocker, or a checkpoint file (None: no
-    imitation)."""
-    imitation_buffer: int = 2_000_000
-    """Labelled pod-states DAgger keeps (the oldest leave first)."""
-    imitation_lr: float = 3e-3
-    """DAgger's learning rate (constant): supervised steps take larger ones than PPO's."""
-    imitation_updates: int = 64
-    """DAgger's gradient steps per iteration, each on `imitation_minibatch` states of the aggregate."""
-    imitation_minibatch: int = 4096
-    imitation_coef: float = 1.0
-    """Weight of the cross-entropy to the teacher's action in PPO right after the imitate stage."""
-    imitation_decay_steps: int = 20_000_000
-    """Steps after the imitate stage over which that weight decays linearly to 0."""
-    critic_warmup_steps: int = 500_000
-    """Steps after the imitate stage without policy gradient (the critic and the teacher term only):
-    the actor waits for advantages from a critic fitted to it."""
-    shape: NetShape = field(default_factory=NetShape)
-    rewards: RewardWeights = field(default_factory=RewardWeights)
-    curriculum: CurriculumArgs = field(default_factory=CurriculumArgs)
-    stage: Stage = Stage.SOLO
-    """The stage a run starts in (later changes move the run to that stage); imitate needs a teacher."""
-    league_capacity: int = 20
-    league_protected: int = 5
-    league_snapshot_every: int = 10
-    """Iterations between two snapshots of the learner joining the league (self-play and league)."""
-    league_opponents: int = 4
-    """League members drawn per iteration to play the league's share of races."""
-    evaluation: EvaluationArgs = field(default_factory=EvaluationArgs)
-    """The trainer service's evaluation of exported checkpoints against the built-ins (the
-    training loop itself ignores it)."""
-
-
-MUTABLE_FIELDS = ("learning_rate", "ent_coef", "rewards", "stage")
-RESUME_FIELDS = (
-    "num_envs",
-    "num_steps",
-    "num_minibatches",
-    "update_epochs",
-    "imitation_lr",
-    "imitation_updates",
-    "imitation_minibatch",
-    "imitation_coef",
-    "imitation_decay_steps",
-)
-"""What may also change when a run resumes from a checkpoint (its races restart anyway): a run
-trained on a CPU with a thousand races can go on on a GPU with tens of thousands, and one that
-goes on by imitating a new teacher (`Trainer.load(imitate=...)`) sets how."""
+ADAM_EPS = 1e-5
+"""Adam's epsilon, as in OpenAI baselines' PPO and CleanRL's (PyTorch's default is 1e-8)."""
+GENERATOR_SEED_OFFSET = 7
+"""The trainer's own generator (opponent draws, minibatch orders, DAgger's samples) starts at seed
++ this: a stream apart from torch's global one, which the seed itself starts."""
+ADVANTAGE_EPS = 1e-8
+"""Keeps normalised advantages finite in a minibatch whose advantages are all equal."""
+LEAGUE_SLOTS = 64
+"""League members whose races an iteration's tally keeps apart (a request draws at most 32); any
+beyond the last share its count."""
 
 
 class DeviceUnavailable(RuntimeError):
@@ -153,30 +83,37 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-"""What may change while a run trains (applied at the next iteration boundary)."""
-
-
 def args_to_dict(args: Args) -> dict[str, Any]:
-    data = dataclasses.asdict(args)
-    data["stage"] = str(args.stage)
-    return data
+    """Every field as JSON values: what a checkpoint keeps and the run's row shows."""
+    return args.model_dump(mode="json")
 
 
-def args_from_dict(data: dict[str, Any]) -> Args:
-    """Args from a (validated) dict; missing keys take their defaults."""
+def args_from_dict(data: Mapping[str, Any]) -> Args:
+    """Args from a dict (a checkpoint's, a run's stored config, the command line's); missing keys
+    take their defaults, an unknown one is a TypeError.
+
+    Only names and nesting are checked, not the bounds: they are what the API lets a request ask of
+    the service's workers, while a run trained here may race more (131,072 races on one GPU,
+    docs/trainer.md) and imitate a checkpoint file."""
+    return _built(Args, data)
+
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def _built(model: type[ModelT], data: Mapping[str, Any]) -> ModelT:
+    """`model` from `data` without validation, its nested models and enums built from their values."""
+    unknown = sorted(set(data) - set(model.model_fields))
+    if unknown:
+        raise TypeError(f"{model.__name__} has no field {', '.join(unknown)}")
     values = dict(data)
-    nested = {
-        "shape": NetShape,
-        "rewards": RewardWeights,
-        "curriculum": CurriculumArgs,
-        "evaluation": EvaluationArgs,
-    }
-    for key, kind in nested.items():
-        if key in values and isinstance(values[key], dict):
-            values[key] = kind(**values[key])
-    if "stage" in values:
-        values["stage"] = Stage(values["stage"])
-    return Args(**values)
+    for name, value in data.items():
+        kind = model.model_fields[name].annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel) and isinstance(value, Mapping):
+            values[name] = _built(kind, value)
+        elif isinstance(kind, type) and issubclass(kind, Enum):
+            values[name] = kind(value)
+    return model.model_construct(**values)
 
 
 def compute_gae(
@@ -204,6 +141,15 @@ def compute_gae(
         last = delta + gamma * gae_lambda * not_done * last
         advantages[t] = last
     return advantages, advantages + values
+
+
+def explained_variance(values: torch.Tensor, returns: torch.Tensor) -> float:
+    """How much of the returns' variance the critic's values explain (1: all; nan: no variance)."""
+    b_values, b_returns = values.reshape(-1), returns.reshape(-1)
+    variance = b_returns.var()
+    if variance.item() == 0:
+        return float("nan")
+    return (1 - (b_returns - b_values).var() / variance).item()
 
 
 def _grad_norm_clip(module: nn.Module, max_norm: float) -> None:
@@ -234,7 +180,7 @@ class Trainer:
         self.device = resolve_device(args.device)
         torch.manual_seed(args.seed)
         self.agent = Agent(args.shape, args.action_set).to(self.device)
-        self.optimizer = torch.optim.Adam(self.agent.parameters(), lr=args.learning_rate, eps=1e-5)
+        self.optimizer = torch.optim.Adam(self.agent.parameters(), lr=args.learning_rate, eps=ADAM_EPS)
         self.iteration = 0
         self.global_step = 0
         self.stage = args.stage
@@ -248,7 +194,7 @@ class Trainer:
         self.labelled: LabelledStates | None = None
         self.league = League(args.league_capacity, args.league_protected)
         self.generator = torch.Generator(device=self.device)
-        self.generator.manual_seed(args.seed + 7)
+        self.generator.manual_seed(args.seed + GENERATOR_SEED_OFFSET)
         self.env = TrainingEnv(args.num_envs, self.device, seed=args.seed, action_set=args.action_set)
         self._league_fns: list[PolicyFn] = []
         self._league_drawn: list[LeagueEntry] = []
@@ -290,14 +236,14 @@ class Trainer:
             raise ValueError(f"cannot change {sorted(unknown)} while a run trains")
         merged = args_to_dict(self.args) | changes
         if isinstance(changes.get("rewards"), dict):
-            merged["rewards"] = dataclasses.asdict(self.args.rewards) | changes["rewards"]
+            merged["rewards"] = self.args.rewards.model_dump() | changes["rewards"]
         new = args_from_dict(merged)
         if new.stage != self.stage and "stage" in changes:
             if new.stage == Stage.IMITATE and self.teacher is None:
                 log.warning(
                     "iteration %d: no teacher to imitate; the stage stays %s", self.iteration, self.stage
                 )
-                new = dataclasses.replace(new, stage=self.args.stage)
+                new = new.model_copy(update={"stage": self.args.stage})
             else:
                 self._switch(new.stage, "by hand")
         self.args = new
@@ -344,10 +290,10 @@ class Trainer:
     # --------------------------------------------------------- iteration
 
     def iterate(self) -> dict[str, Any]:
-        """One iteration: rollout, GAE, then DAgger (imitate stage) or PPO. Returns its metrics."""
-        args = self.args
+        """One iteration: rollout, advantages, update (DAgger in the imitate stage, else PPO), then
+        the bookkeeping (counters, league, curriculum). Returns its metrics."""
         started = time.perf_counter()
-        lr = self._begin_iteration()
+        learning_rate = self._begin_iteration()
         imitating = self.stage == Stage.IMITATE
         rollout = self._rollout(teacher_drives=imitating and self.stage_steps == 0)
         advantages, returns = self._advantages(rollout)
@@ -355,41 +301,12 @@ class Trainer:
             losses = self._imitation_update(rollout, returns)
         else:
             losses = self._ppo_update(rollout, advantages, returns)
-
-        b_returns, b_values = returns.reshape(-1), rollout.values.reshape(-1)
-        variance = b_returns.var()
-        explained = (
-            float("nan") if variance.item() == 0 else (1 - (b_returns - b_values).var() / variance).item()
-        )
-        steps = args.num_steps * args.num_envs
-        self.iteration += 1
-        self.global_step += steps
-        self.stage_steps += steps
-        seconds = time.perf_counter() - started
-        self.elapsed_s += seconds
-        metrics: dict[str, Any] = {
-            "iteration": self.iteration,
-            "global_step": self.global_step,
-            "stage": str(self.stage),
-            "stage_steps": self.stage_steps,
-            "learning_rate": lr,
-            "ent_coef": args.ent_coef,
-            "reward_mean": rollout.rewards.mean().item(),
-            "explained_variance": explained,
-            "sps": round(steps / seconds),
-            "rollout_sps": round(steps / rollout.seconds),
-            "seconds": seconds,
-            "elapsed_s": self.elapsed_s,
-        }
-        metrics |= losses | rollout.tally.metrics(steps)
+        metrics = self._count(rollout, returns, learning_rate, started) | losses
+        metrics |= rollout.tally.metrics(self.args.num_steps * self.args.num_envs)
         self._rate_league(rollout.tally)
         metrics["league_size"] = len(self.league)
         self._snapshot()
-        self.turns_since_restart += args.num_steps
-        settled = self.turns_since_restart >= args.curriculum.settle_turns
-        following = next_stage(self.stage, metrics, len(self.league), args.curriculum) if settled else None
-        if following is not None:
-            self._switch(following, "exit condition met")
+        self._follow_curriculum(metrics)
         metrics["next_stage"] = str(self.stage)
         return metrics
 
@@ -415,15 +332,15 @@ class Trainer:
         """`num_steps` turns of every race, into storage preallocated on the device. The student
         samples player 0's actions (or the teacher plays them: the first DAgger round)."""
         args, agent, env, device = self.args, self.agent, self.env, self.device
-        T, B = args.num_steps, args.num_envs
+        T, B, P = args.num_steps, args.num_envs, PODS_PER_PLAYER
         label = self.teacher is not None and (self.stage == Stage.IMITATE or self.teacher_weight() > 0)
-        obs = torch.zeros(T, B, 2, OBS_DIM, device=device)
-        actions = torch.zeros(T, B, 2, dtype=torch.long, device=device)
-        labels = torch.zeros(T, B, 2, dtype=torch.long, device=device) if label else None
-        logprobs = torch.zeros(T, B, 2, device=device)
-        rewards = torch.zeros(T, B, 2, device=device)
+        obs = torch.zeros(T, B, P, OBS_DIM, device=device)
+        actions = torch.zeros(T, B, P, dtype=torch.long, device=device)
+        labels = torch.zeros(T, B, P, dtype=torch.long, device=device) if label else None
+        logprobs = torch.zeros(T, B, P, device=device)
+        rewards = torch.zeros(T, B, P, device=device)
         dones = torch.zeros(T, B, device=device)
-        values = torch.zeros(T, B, 2, device=device)
+        values = torch.zeros(T, B, P, device=device)
         tally = _Tally(device)
 
         def learner(features: torch.Tensor) -> torch.Tensor:
@@ -433,7 +350,7 @@ class Trainer:
         next_obs, next_done = self._next_obs, self._next_done
         started = time.perf_counter()
         for step in range(T):
-            obs[step] = next_obs[:, :2]
+            obs[step] = next_obs[:, :P]  # player 0's pods come first
             dones[step] = next_done
             played: torch.Tensor | None = None
             if labels is not None:
@@ -455,7 +372,7 @@ class Trainer:
         """Every pod's own GAE; a race's end ends both of its pods' episodes."""
         assert self._next_obs is not None
         with torch.no_grad():
-            next_value = self.agent.value(self._next_obs[:, :2])
+            next_value = self.agent.value(self._next_obs[:, :PODS_PER_PLAYER])
             return compute_gae(
                 rollout.rewards,
                 rollout.values,
@@ -517,7 +434,7 @@ class Trainer:
                     clip_fracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
                 adv = b_advantages[idx]
                 if args.norm_adv:
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                    adv = (adv - adv.mean()) / (adv.std() + ADVANTAGE_EPS)
                 pg_loss = torch.max(
                     -adv * ratio, -adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
                 ).mean()
@@ -579,17 +496,56 @@ class Trainer:
             "teacher_drove": self.stage_steps == 0,
         }
 
+    def _count(
+        self, rollout: Rollout, returns: torch.Tensor, learning_rate: float, started: float
+    ) -> dict[str, Any]:
+        """Count the iteration's steps and time; its metrics that do not come from the update."""
+        args = self.args
+        explained = explained_variance(rollout.values, returns)
+        steps = args.num_steps * args.num_envs
+        self.iteration += 1
+        self.global_step += steps
+        self.stage_steps += steps
+        seconds = time.perf_counter() - started
+        self.elapsed_s += seconds
+        return {
+            "iteration": self.iteration,
+            "global_step": self.global_step,
+            "stage": str(self.stage),
+            "stage_steps": self.stage_steps,
+            "learning_rate": learning_rate,
+            "ent_coef": args.ent_coef,
+            "reward_mean": rollout.rewards.mean().item(),
+            "explained_variance": explained,
+            "sps": round(steps / seconds),
+            "rollout_sps": round(steps / rollout.seconds),
+            "seconds": seconds,
+            "elapsed_s": self.elapsed_s,
+        }
+
     def _rate_league(self, tally: _Tally) -> None:
+        """Rate the league members drawn this iteration by their races against the learner."""
         for slot, entry in enumerate(self._league_drawn):
             wins, losses, draws = tally.league_results(slot)
             if wins + losses + draws:
                 self.league.record(entry, wins, losses, draws)
 
     def _snapshot(self) -> None:
+        """In self-play and league, every `league_snapshot_every` iterations a copy of the learner joins."""
         if self.stage not in (Stage.SELF_PLAY, Stage.LEAGUE):
             return
         if self.iteration % self.args.league_snapshot_every == 0:
             self.league.add(f"it{self.iteration}", self.iteration, self.agent.actor.state_dict())
+
+    def _follow_curriculum(self, metrics: dict[str, Any]) -> None:
+        """Switch to the next stage when the current one's exit condition holds, once the races
+        have settled since they last restarted."""
+        self.turns_since_restart += self.args.num_steps
+        if self.turns_since_restart < self.args.curriculum.settle_turns:
+            return
+        following = next_stage(self.stage, metrics, len(self.league), self.args.curriculum)
+        if following is not None:
+            self._switch(following, "exit condition met")
 
     def run(
         self,
@@ -698,7 +654,7 @@ class Trainer:
         else:
             # Saved on another kind of device (a CPU generator's state is not a CUDA one's):
             # go on with a fresh stream, still a function of the run's seed and iteration.
-            trainer.generator.manual_seed(trainer.args.seed + 7 + trainer.iteration)
+            trainer.generator.manual_seed(trainer.args.seed + GENERATOR_SEED_OFFSET + trainer.iteration)
         if changes:
             trainer.apply_changes(changes)
         if imitate is not None and trainer.stage != Stage.IMITATE:
@@ -729,9 +685,9 @@ class _Tally:
         self.races = torch.zeros(kinds, dtype=torch.long, device=device)
         self.turns = torch.zeros((), dtype=torch.long, device=device)
         self.passes = torch.zeros((), dtype=torch.long, device=device)
-        self.league_wins = torch.zeros(64, dtype=torch.long, device=device)
-        self.league_losses = torch.zeros(64, dtype=torch.long, device=device)
-        self.league_races = torch.zeros(64, dtype=torch.long, device=device)
+        self.league_wins = torch.zeros(LEAGUE_SLOTS, dtype=torch.long, device=device)
+        self.league_losses = torch.zeros(LEAGUE_SLOTS, dtype=torch.long, device=device)
+        self.league_races = torch.zeros(LEAGUE_SLOTS, dtype=torch.long, device=device)
 
     def add(self, result: StepResult, league_slot: torch.Tensor) -> None:
         done = result.done
@@ -743,7 +699,7 @@ class _Tally:
         self.turns += result.turns.sum()
         self.passes += result.passes.sum()
         league = (kind == OpponentKind.LEAGUE) & done
-        slot = league_slot.clamp(max=63)
+        slot = league_slot.clamp(max=LEAGUE_SLOTS - 1)
         self.league_races.index_add_(0, slot, league.long())
         self.league_wins.index_add_(0, slot, (league & (result.outcome > 0)).long())
         self.league_losses.index_add_(0, slot, (league & (result.outcome < 0)).long())

@@ -33,6 +33,7 @@ from shared.games.base import Decide
 from shared.games.podracing import bots
 from shared.games.podracing.game import PodracingGame
 from shared.games.podracing.search import make_search_bot
+from shared.training.config import TrainingEvaluationConfig
 
 MAX_TURNS = 2_000
 """A guard only: a podracing race ends by itself (laps done, or the 100-turn checkpoint timeout)."""
@@ -41,20 +42,6 @@ SEARCH_BUDGET_MS = 10.0
 RUNNER, BLOCKER, SEARCH = "builtin:runner", "builtin:blocker", "builtin:search"
 """The opponents, in the order they are played (shared.training.config.EVALUATION_OPPONENTS, which
 a test keeps equal, shows them in that order)."""
-
-
-@dataclass(frozen=True, slots=True)
-class EvaluationArgs:
-    every_chunks: int = 5
-    """Evaluate after every N-th chunk of the run (and after its last one, when the budget is spent);
-    0: never. A chunk trains ARENA_TRAINING_CHUNK_SECONDS (2 minutes by default)."""
-    races: int = 20
-    """Races against builtin:runner, and as many against builtin:blocker (0: neither)."""
-    search_races: int = 6
-    """Races against builtin:search (0: none): the strongest built-in, and the slowest to race."""
-    search_iterations: int = 60
-    """Plans the search bot scores per decision instead of a time budget (deterministic): about
-    what 10 ms buy on one free CPU core (docs/trainer.md, "Evaluation")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +69,7 @@ class OpponentResult:
         return wilson_interval(self.wins, self.races)
 
 
-def is_due(args: EvaluationArgs, chunk: int, last: bool) -> bool:
+def is_due(args: TrainingEvaluationConfig, chunk: int, last: bool) -> bool:
     """Whether the checkpoint of chunk `chunk` (counted from 0) is evaluated; `last`: the run's
     budget is spent with it."""
     if args.every_chunks <= 0 or args.races + args.search_races <= 0:
@@ -90,13 +77,13 @@ def is_due(args: EvaluationArgs, chunk: int, last: bool) -> bool:
     return last or (chunk + 1) % args.every_chunks == 0
 
 
-def opponents(args: EvaluationArgs) -> list[tuple[str, int]]:
+def opponents(args: TrainingEvaluationConfig) -> list[tuple[str, int]]:
     """(opponent, races) in the order they are played."""
     plan = [(RUNNER, args.races), (BLOCKER, args.races), (SEARCH, args.search_races)]
     return [(name, races) for name, races in plan if races > 0]
 
 
-def _opponent(name: str, track: int, args: EvaluationArgs) -> Decide:
+def _opponent(name: str, track: int, args: TrainingEvaluationConfig) -> Decide:
     if name == SEARCH:
         return make_search_bot(SEARCH_BUDGET_MS, seed=track, max_iterations=args.search_iterations)
     return {RUNNER: bots.runner, BLOCKER: bots.blocker}[name]
@@ -115,7 +102,7 @@ def race(bot: Decide, opponent: Decide, track: int, seat: int) -> int:
 
 def evaluate_source(
     bot_source: str,
-    args: EvaluationArgs,
+    args: TrainingEvaluationConfig,
     *,
     deadline: float = float("inf"),
     abandon: Callable[[], bool] = lambda: False,
@@ -152,12 +139,17 @@ def evaluate_source(
 def main() -> None:
     parser = argparse.ArgumentParser(description="One evaluation of a bot file against the built-ins.")
     parser.add_argument("bot", type=Path, help="a Python file defining decide(observation)")
-    defaults = EvaluationArgs()
+    defaults = TrainingEvaluationConfig()
     parser.add_argument("--races", type=int, default=defaults.races)
     parser.add_argument("--search-races", type=int, default=defaults.search_races)
     parser.add_argument("--search-iterations", type=int, default=defaults.search_iterations)
     options = parser.parse_args()
-    args = EvaluationArgs(1, options.races, options.search_races, options.search_iterations)
+    args = TrainingEvaluationConfig.model_construct(  # the API's bounds do not bind a local evaluation
+        every_chunks=1,
+        races=options.races,
+        search_races=options.search_races,
+        search_iterations=options.search_iterations,
+    )
     print(f"{'opponent':16} {'races':>5} {'W/D/L':>9} {'win rate':>8} {'95% interval':>15} {'seconds':>7}")
     for result in evaluate_source(options.bot.read_text(), args):
         low, high = result.interval

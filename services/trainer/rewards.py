@@ -24,44 +24,13 @@ is set):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
 from services.trainer.features import RaceView
+from shared.training.config import RewardWeightsConfig
 
 CONTACT_DISTANCE = 850.0
 """Pods whose centres end a turn this close have touched (the pod radius is 400)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RewardWeights:
-    """Weights of the reward terms; every field may be changed while a run trains."""
-
-    lead: float = 1.0
-    """Per race length of change in (own best pod's progress - the opponent's best pod's)."""
-    win: float = 1.0
-    """Won (+) or lost (-) race, at its end."""
-    progress: float = 0.0
-    """Shaping: per 1,000 map units of a pod's own progress along the track."""
-    checkpoint: float = 0.0
-    """Shaping: per checkpoint passed."""
-    team_spirit: float = 0.3
-    """Share of the teammate's shaping reward in each pod's."""
-    blocker_progress: float = 0.3
-    """How much a blocker's own progress counts in the progress shaping (the runner's counts 1)."""
-    runner_contact: float = 0.0
-    """Shaping: penalty per turn the runner touches an enemy pod."""
-    blocker_contact: float = 0.0
-    """Shaping: bonus per turn the blocker touches the enemy runner."""
-    blocker_hinder: float = 0.0
-    """Shaping: penalty per 1,000 units of the enemy runner's progress, for the blocker."""
-
-    def shaped(self) -> bool:
-        """Whether any shaping term is on (they cost a few kernels per turn)."""
-        return any(
-            (self.progress, self.checkpoint, self.runner_contact, self.blocker_contact, self.blocker_hinder)
-        )
 
 
 def checkpoint_distance(view: RaceView) -> torch.Tensor:
@@ -125,7 +94,7 @@ def touching(view: RaceView) -> torch.Tensor:
 
 
 def winning_rewards(
-    weights: RewardWeights,
+    weights: RewardWeightsConfig,
     lead_before: torch.Tensor,
     lead_after: torch.Tensor,
     outcome: torch.Tensor,
@@ -137,7 +106,7 @@ def winning_rewards(
 
 
 def shaping_rewards(
-    weights: RewardWeights,
+    weights: RewardWeightsConfig,
     player: int,
     gained: torch.Tensor,
     passes: torch.Tensor,

@@ -1,14 +1,16 @@
-"""What a training run may be configured with, as pydantic models that mirror the trainer's `Args`
-(services/trainer/ppo.py) field for field, with the same defaults and with bounds.
+"""What a training run is configured with: one pydantic model per group of settings, one field each
+with its default, its bounds and a docstring (the API schema's description).
 
-The gateway validates requests with them without importing the trainer (torch), and the worker
-builds its `Args` from the dict they produce. tests/trainer/test_config_schema.py keeps them equal
-to `Args` (names, nesting and defaults), so a field added to `Args` must be added here too.
+The trainer uses these models as its `Args` (services/trainer/ppo.py); the gateway validates
+requests with them without importing the trainer (torch). The bounds are what a request may ask
+of the service's workers: `TrainingConfig(...)` and `model_validate` check them, while the trainer
+builds its own runs (the command line, a checkpoint) without them (`ppo.args_from_dict`), so that
+one's own GPU may race more than the service allows and a run may imitate a checkpoint file.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -17,9 +19,8 @@ from shared.states import TrainingStage
 
 DEVICE_PATTERN = r"^(auto|cpu|cuda(:[0-9]{1,2})?)$"
 """auto (CUDA when the worker has it, else its CPU), cpu, cuda, or cuda:N (the N-th GPU)."""
-MUTABLE_FIELDS = ("learning_rate", "ent_coef", "rewards", "stage")
-"""What may change while a run trains (services.trainer.ppo.MUTABLE_FIELDS, kept equal by a test)."""
 MAX_TOTAL_STEPS = 10**12
+"""A budget in steps beyond it is a typo."""
 MAX_SECONDS = 10**8
 """Above three years: a budget beyond it is a typo."""
 ACTION_SET_PATTERN = r"^(r5t3|r5t3s3|r7t5|r3t2)$"
@@ -30,72 +31,80 @@ through the API cannot name a file on the worker; `arena train --imitate` can.""
 MAX_ROLLOUT_STEPS = 2**22
 """num_envs x num_steps: a rollout of 4M steps already takes gigabytes (on the GPU when there is one)."""
 
+LearningRate = Annotated[float, Field(gt=0, le=1)]
+"""PPO's learning rate, in the config and in a change to it."""
+EntropyCoefficient = Annotated[float, Field(ge=0, le=10)]
+"""The entropy bonus's weight, in the config and in a change to it."""
+
 
 class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    """Unknown fields, NaN and infinities are refused; each field's docstring is its description in the
+    API schema; a config never changes in place (`model_copy(update=...)` makes the changed one)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True, frozen=True)
 
 
 class NetShapeConfig(_Config):
-    """Layer widths of the policy and critic networks."""
+    """Layer widths of the policy and critic networks, stored in checkpoints so that export rebuilds
+    the same network."""
 
-    encoder_hidden: int = Field(default=32, ge=1, le=1024)
-    embedding: int = Field(default=16, ge=1, le=1024)
-    hidden: int = Field(default=64, ge=1, le=4096)
+    encoder_hidden: Annotated[int, Field(ge=1, le=1024)] = 32
+    """Width of the hidden layer of the encoder that embeds each other pod."""
+    embedding: Annotated[int, Field(ge=1, le=1024)] = 16
+    """Width of an other pod's embedding (and of their max-pooled context)."""
+    hidden: Annotated[int, Field(ge=1, le=4096)] = 64
+    """Width of the head's two hidden layers."""
 
 
 class RewardWeightsConfig(_Config):
     """Weights of the reward terms (docs/trainer.md); every one may change while a run trains."""
 
-    lead: float = Field(
-        default=1.0,
-        ge=-1000,
-        le=1000,
-        description="per race length of change in (own best pod's progress - the opponent's best pod's)",
-    )
-    win: float = Field(default=1.0, ge=-1000, le=1000, description="won (+) or lost (-) race, at its end")
-    progress: float = Field(
-        default=0.0, ge=-1000, le=1000, description="shaping: per 1,000 map units of a pod's progress"
-    )
-    checkpoint: float = Field(default=0.0, ge=-1000, le=1000, description="shaping: per checkpoint passed")
-    team_spirit: float = Field(default=0.3, ge=0, le=1, description="share of the teammate's shaping reward")
-    blocker_progress: float = Field(
-        default=0.3, ge=-1000, le=1000, description="how much a blocker's own progress counts in the shaping"
-    )
-    runner_contact: float = Field(
-        default=0.0,
-        ge=-1000,
-        le=1000,
-        description="shaping: penalty per turn the runner touches an enemy pod",
-    )
-    blocker_contact: float = Field(
-        default=0.0,
-        ge=-1000,
-        le=1000,
-        description="shaping: bonus per turn the blocker touches the enemy runner",
-    )
-    blocker_hinder: float = Field(
-        default=0.0,
-        ge=-1000,
-        le=1000,
-        description="shaping: penalty per 1,000 units of the enemy runner's progress, for the blocker",
-    )
+    lead: Annotated[float, Field(ge=-1000, le=1000)] = 1.0
+    """Per race length of change in (own best pod's progress - the opponent's best pod's)."""
+    win: Annotated[float, Field(ge=-1000, le=1000)] = 1.0
+    """Won (+) or lost (-) race, at its end."""
+    progress: Annotated[float, Field(ge=-1000, le=1000)] = 0.0
+    """Shaping: per 1,000 map units of a pod's own progress along the track."""
+    checkpoint: Annotated[float, Field(ge=-1000, le=1000)] = 0.0
+    """Shaping: per checkpoint passed."""
+    team_spirit: Annotated[float, Field(ge=0, le=1)] = 0.3
+    """Share of the teammate's shaping reward in each pod's."""
+    blocker_progress: Annotated[float, Field(ge=-1000, le=1000)] = 0.3
+    """How much a blocker's own progress counts in the progress shaping (the runner's counts 1)."""
+    runner_contact: Annotated[float, Field(ge=-1000, le=1000)] = 0.0
+    """Shaping: penalty per turn the runner touches an enemy pod."""
+    blocker_contact: Annotated[float, Field(ge=-1000, le=1000)] = 0.0
+    """Shaping: bonus per turn the blocker touches the enemy runner."""
+    blocker_hinder: Annotated[float, Field(ge=-1000, le=1000)] = 0.0
+    """Shaping: penalty per 1,000 units of the enemy runner's progress, for the blocker."""
+
+    def shaped(self) -> bool:
+        """Whether any shaping term is on (they cost a few kernels per turn)."""
+        return any(
+            (self.progress, self.checkpoint, self.runner_contact, self.blocker_contact, self.blocker_hinder)
+        )
 
 
 class CurriculumConfig(_Config):
-    """When the curriculum moves a run to its next stage."""
+    """When the curriculum moves a run to its next stage (services/trainer/curriculum.py)."""
 
-    auto: bool = Field(default=True, description="advance stages when their exit condition holds")
-    imitation_steps: int = Field(
-        default=2_000_000, ge=0, le=MAX_TOTAL_STEPS, description="steps of DAgger before PPO takes over"
-    )
-    solo_exit_rate: float = Field(default=8.0, ge=0, le=1000)
-    runner_exit_win_rate: float = Field(default=0.95, ge=0, le=1)
-    blocker_exit_win_rate: float = Field(default=0.75, ge=0, le=1)
-    league_entry_size: int = Field(default=4, ge=1, le=1000)
-    min_episodes: int = Field(default=32, ge=0, le=10**9)
-    settle_turns: int = Field(
-        default=400, ge=0, le=10**6, description="turns after the races restart before an exit is checked"
-    )
+    auto: bool = True
+    """Advance stages when their exit condition holds."""
+    imitation_steps: Annotated[int, Field(ge=0, le=MAX_TOTAL_STEPS)] = 2_000_000
+    """Environment steps of DAgger before the imitate stage hands over to PPO (runner stage)."""
+    solo_exit_rate: Annotated[float, Field(ge=0, le=1000)] = 8.0
+    """Checkpoints passed by both pods per 100 race turns that end the solo stage."""
+    runner_exit_win_rate: Annotated[float, Field(ge=0, le=1)] = 0.95
+    """Win rate against the scripted runner that (with the blocker's) ends the runner stage."""
+    blocker_exit_win_rate: Annotated[float, Field(ge=0, le=1)] = 0.75
+    """Win rate against the scripted blocker that (with the runner's) ends the runner stage."""
+    league_entry_size: Annotated[int, Field(ge=1, le=1000)] = 4
+    """League size that ends the self-play stage."""
+    min_episodes: Annotated[int, Field(ge=0, le=10**9)] = 32
+    """Races an iteration must finish before its metrics may end a stage."""
+    settle_turns: Annotated[int, Field(ge=0, le=10**6)] = 400
+    """Race turns after the races (re)start (a resume, a stage switch) before an exit is checked:
+    the first races to finish are the short ones, mostly won, and their win rate says little."""
 
 
 EVALUATION_OPPONENTS = ("builtin:runner", "builtin:blocker", "builtin:search")
@@ -108,85 +117,99 @@ class TrainingEvaluationConfig(_Config):
     the built-in runner, blocker and search bots in the reference engine (docs/trainer.md,
     "Evaluation"). The bounds keep one evaluation within minutes: it runs inside a chunk."""
 
-    every_chunks: int = Field(
-        default=5,
-        ge=0,
-        le=10_000,
-        description="evaluate after every N-th chunk and after the last one; 0: never",
-    )
-    races: int = Field(
-        default=20,
-        ge=0,
-        le=200,
-        description="races against builtin:runner, and as many against builtin:blocker",
-    )
-    search_races: int = Field(default=6, ge=0, le=50, description="races against builtin:search")
-    search_iterations: int = Field(
-        default=60,
-        ge=1,
-        le=1000,
-        description="plans builtin:search scores per decision, instead of a clock budget (deterministic); "
-        "60 is about what 10 ms buy on one free CPU core",
-    )
+    every_chunks: Annotated[int, Field(ge=0, le=10_000)] = 5
+    """Evaluate after every N-th chunk of the run (and after its last one, when the budget is spent);
+    0: never. A chunk trains ARENA_TRAINING_CHUNK_SECONDS (2 minutes by default)."""
+    races: Annotated[int, Field(ge=0, le=200)] = 20
+    """Races against builtin:runner, and as many against builtin:blocker (0: neither)."""
+    search_races: Annotated[int, Field(ge=0, le=50)] = 6
+    """Races against builtin:search (0: none): the strongest built-in, and the slowest to race."""
+    search_iterations: Annotated[int, Field(ge=1, le=1000)] = 60
+    """Plans builtin:search scores per decision instead of a clock budget (deterministic): about
+    what 10 ms buy on one free CPU core (docs/trainer.md, "Evaluation")."""
 
 
 class TrainingConfig(_Config):
-    """The trainer's Args. In a request every field is optional: what is left out takes its default."""
+    """Everything a training run is configured with (the trainer's Args). In a request every field
+    is optional: what is left out takes its default."""
 
-    seed: int = Field(default=1, ge=0, le=2**31 - 1)
-    device: str = Field(default="auto", pattern=DEVICE_PATTERN, description="auto, cpu, cuda or cuda:N")
-    total_steps: int = Field(default=10_000_000, ge=1, le=MAX_TOTAL_STEPS, description="budget in env steps")
-    time_budget_s: float | None = Field(
-        default=None, gt=0, le=MAX_SECONDS, description="budget in seconds of training; null: steps only"
-    )
-    num_envs: int = Field(default=256, ge=1, le=16_384, description="races played at once")
-    num_steps: int = Field(default=128, ge=1, le=4096, description="turns per race per rollout")
-    learning_rate: float = Field(default=3e-4, gt=0, le=1)
+    seed: Annotated[int, Field(ge=0, le=2**31 - 1)] = 1
+    """Seeds torch and the races."""
+    device: Annotated[str, Field(pattern=DEVICE_PATTERN)] = "auto"
+    """auto (CUDA when the machine has it, else its CPU), cpu, cuda or cuda:N."""
+    total_steps: Annotated[int, Field(ge=1, le=MAX_TOTAL_STEPS)] = 10_000_000
+    """Budget in environment steps (race turns of all races); the learning rate anneals over it."""
+    time_budget_s: Annotated[float | None, Field(gt=0, le=MAX_SECONDS)] = None
+    """Budget in seconds of training (over all chunks and resumes); null: steps only."""
+    num_envs: Annotated[int, Field(ge=1, le=16_384)] = 256
+    """Races played at once."""
+    num_steps: Annotated[int, Field(ge=1, le=4096)] = 128
+    """Turns per race per rollout: each iteration learns from num_envs x num_steps x 2 pods."""
+    learning_rate: LearningRate = 3e-4
+    """PPO's learning rate (Adam's step size) at the start of the run."""
     anneal_lr: bool = True
-    gamma: float = Field(default=0.995, ge=0, le=1)
-    gae_lambda: float = Field(default=0.95, ge=0, le=1)
-    num_minibatches: int = Field(default=8, ge=1, le=4096)
-    update_epochs: int = Field(default=4, ge=1, le=100)
+    """Decay the learning rate linearly to 0 at `total_steps`."""
+    gamma: Annotated[float, Field(ge=0, le=1)] = 0.995
+    """Discount per turn: a race lasts about 200-250 turns, and the win at its end must reach its start."""
+    gae_lambda: Annotated[float, Field(ge=0, le=1)] = 0.95
+    """GAE's lambda: how far advantages look ahead before trusting the critic."""
+    num_minibatches: Annotated[int, Field(ge=1, le=4096)] = 8
+    """Minibatches each update epoch splits the rollout into."""
+    update_epochs: Annotated[int, Field(ge=1, le=100)] = 4
+    """Passes over the rollout per iteration."""
     norm_adv: bool = True
-    clip_coef: float = Field(default=0.2, gt=0, le=10)
+    """Normalise advantages per minibatch."""
+    clip_coef: Annotated[float, Field(gt=0, le=10)] = 0.2
+    """Policy ratio clip (and value clip when `clip_vloss`)."""
     clip_vloss: bool = True
-    ent_coef: float = Field(default=0.003, ge=0, le=10)
-    vf_coef: float = Field(default=0.5, ge=0, le=100)
-    max_grad_norm: float = Field(default=0.5, gt=0, le=1000)
-    target_kl: float | None = Field(default=None, gt=0, le=100)
-    action_set: str = Field(
-        default="r5t3", pattern=ACTION_SET_PATTERN, description="discrete actions per pod"
-    )
-    teacher: str | None = Field(
-        default=None,
-        pattern=TEACHER_PATTERN,
-        description="the built-in the imitate stage copies (the command line also takes a checkpoint file)",
-    )
-    imitation_buffer: int = Field(
-        default=2_000_000, ge=1, le=50_000_000, description="labelled pod-states kept"
-    )
-    imitation_lr: float = Field(default=3e-3, gt=0, le=1, description="DAgger's learning rate")
-    imitation_updates: int = Field(
-        default=64, ge=1, le=100_000, description="DAgger's gradient steps per iteration"
-    )
-    imitation_minibatch: int = Field(default=4096, ge=1, le=1_000_000)
-    imitation_coef: float = Field(
-        default=1.0, ge=0, le=1000, description="teacher term's weight after imitation"
-    )
-    imitation_decay_steps: int = Field(default=20_000_000, ge=1, le=MAX_TOTAL_STEPS)
-    critic_warmup_steps: int = Field(default=500_000, ge=0, le=MAX_TOTAL_STEPS)
+    """Clip the value loss around the rollout's values, as the policy ratio is clipped."""
+    ent_coef: EntropyCoefficient = 0.003
+    """Weight of the entropy bonus in the policy loss."""
+    vf_coef: Annotated[float, Field(ge=0, le=100)] = 0.5
+    """Weight of the value loss."""
+    max_grad_norm: Annotated[float, Field(gt=0, le=1000)] = 0.5
+    """Clipped separately for the actor and the critic, so value errors never shrink policy steps."""
+    target_kl: Annotated[float | None, Field(gt=0, le=100)] = None
+    """Stop an iteration's epochs early beyond this approximate KL (null: never)."""
+    action_set: Annotated[str, Field(pattern=ACTION_SET_PATTERN)] = "r5t3"
+    """The discrete actions per pod (services.trainer.actions.ACTION_SETS)."""
+    teacher: Annotated[str | None, Field(pattern=TEACHER_PATTERN)] = None
+    """Who the imitate stage copies: builtin:runner or builtin:blocker (the command line also takes
+    a checkpoint file); null: no imitation."""
+    imitation_buffer: Annotated[int, Field(ge=1, le=50_000_000)] = 2_000_000
+    """Labelled pod-states DAgger keeps (the oldest leave first)."""
+    imitation_lr: Annotated[float, Field(gt=0, le=1)] = 3e-3
+    """DAgger's learning rate (constant): supervised steps take larger ones than PPO's."""
+    imitation_updates: Annotated[int, Field(ge=1, le=100_000)] = 64
+    """DAgger's gradient steps per iteration, each on `imitation_minibatch` states of the aggregate."""
+    imitation_minibatch: Annotated[int, Field(ge=1, le=1_000_000)] = 4096
+    """Labelled states per DAgger step (and rollout states per step of the critic's warm-up)."""
+    imitation_coef: Annotated[float, Field(ge=0, le=1000)] = 1.0
+    """Weight of the cross-entropy to the teacher's action in PPO right after the imitate stage."""
+    imitation_decay_steps: Annotated[int, Field(ge=1, le=MAX_TOTAL_STEPS)] = 20_000_000
+    """Steps after the imitate stage over which that weight decays linearly to 0."""
+    critic_warmup_steps: Annotated[int, Field(ge=0, le=MAX_TOTAL_STEPS)] = 500_000
+    """Steps after the imitate stage without policy gradient (the critic and the teacher term only):
+    the actor waits for advantages from a critic fitted to it."""
     shape: NetShapeConfig = Field(default_factory=NetShapeConfig)
+    """Layer widths of the policy and critic networks."""
     rewards: RewardWeightsConfig = Field(default_factory=RewardWeightsConfig)
+    """Weights of the reward terms."""
     curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
-    stage: TrainingStage = Field(default=TrainingStage.SOLO, description="the stage the run starts in")
-    league_capacity: int = Field(default=20, ge=1, le=1000)
-    league_protected: int = Field(default=5, ge=0, le=1000)
-    league_snapshot_every: int = Field(default=10, ge=1, le=10**6)
-    league_opponents: int = Field(default=4, ge=0, le=32)
-    evaluation: TrainingEvaluationConfig = Field(
-        default_factory=TrainingEvaluationConfig,
-        description="the evaluation of checkpoints against the built-ins (the run page's table)",
-    )
+    """When the run moves to its next stage."""
+    stage: TrainingStage = TrainingStage.SOLO
+    """The stage the run starts in (later changes move the run to that stage); imitate needs a teacher."""
+    league_capacity: Annotated[int, Field(ge=1, le=1000)] = 20
+    """Frozen policies the league holds; when it is full, the oldest outside the protected top leaves."""
+    league_protected: Annotated[int, Field(ge=0, le=1000)] = 5
+    """The league's top entries by rating (mu - 3 sigma) that never leave it."""
+    league_snapshot_every: Annotated[int, Field(ge=1, le=10**6)] = 10
+    """Iterations between two snapshots of the learner joining the league (self-play and league)."""
+    league_opponents: Annotated[int, Field(ge=0, le=32)] = 4
+    """League members drawn per iteration to play the league's share of races."""
+    evaluation: TrainingEvaluationConfig = Field(default_factory=TrainingEvaluationConfig)
+    """The trainer service's evaluation of exported checkpoints against the built-ins (the run
+    page's table; the training loop itself ignores it)."""
 
     @model_validator(mode="after")
     def _imitation_has_a_teacher(self) -> TrainingConfig:
@@ -213,26 +236,47 @@ class TrainingConfig(_Config):
         return self.model_dump(mode="json")
 
 
+RESUME_FIELDS = (
+    "num_envs",
+    "num_steps",
+    "num_minibatches",
+    "update_epochs",
+    "imitation_lr",
+    "imitation_updates",
+    "imitation_minibatch",
+    "imitation_coef",
+    "imitation_decay_steps",
+)
+"""What may change, besides `MUTABLE_FIELDS`, when a run resumes from a checkpoint (its races
+restart anyway): a run trained on a CPU with a thousand races can go on on a GPU with tens of
+thousands, and one that goes on by imitating a new teacher sets how."""
+
+
 class ConfigChange(_Config):
     """A change to a training run's config while it trains: applied at the worker's next iteration
     boundary (never inside an iteration). Only the fields sent change; `rewards` changes only the
     weights it names."""
 
-    learning_rate: float | None = Field(default=None, gt=0, le=1)
-    ent_coef: float | None = Field(default=None, ge=0, le=10)
+    learning_rate: LearningRate | None = None
+    """The new learning rate (it still anneals when `anneal_lr`)."""
+    ent_coef: EntropyCoefficient | None = None
+    """The new weight of the entropy bonus."""
     rewards: RewardWeightsConfig | None = None
-    stage: TrainingStage | None = Field(default=None, description="move the run to this stage")
+    """The reward weights to change (the others stay)."""
+    stage: TrainingStage | None = None
+    """Move the run to this stage."""
 
     @model_validator(mode="before")
     @classmethod
     def _only_what_may_change(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            fixed = sorted(str(key) for key in data if key not in MUTABLE_FIELDS)
+            fixed = sorted(str(key) for key in data if key not in cls.model_fields)
             if fixed:
                 raise PydanticCustomError(
                     "immutable_field",
-                    "{fields} cannot change while a run trains: only learning_rate, ent_coef, rewards "
-                    "and stage can (anything else needs a new run)",
+                    "{fields} cannot change while a run trains: only "
+                    + _listed(tuple(cls.model_fields), "and")
+                    + " can (anything else needs a new run)",
                     {"fields": ", ".join(fixed)},
                 )
         return data
@@ -241,7 +285,7 @@ class ConfigChange(_Config):
     def _something(self) -> ConfigChange:
         if not self.changes():
             raise PydanticCustomError(
-                "empty_change", "nothing to change: send learning_rate, ent_coef, rewards or stage"
+                "empty_change", "nothing to change: send " + _listed(tuple(type(self).model_fields), "or")
             )
         return self
 
@@ -251,3 +295,13 @@ class ConfigChange(_Config):
         if not data.get("rewards", True):
             del data["rewards"]
         return data
+
+
+MUTABLE_FIELDS = tuple(ConfigChange.model_fields)
+"""What may change while a run trains (applied at the next iteration boundary): `ConfigChange`'s
+fields."""
+
+
+def _listed(names: tuple[str, ...], conjunction: str) -> str:
+    """The names as one phrase: "a, b and c" (or "a, b or c")."""
+    return f"{', '.join(names[:-1])} {conjunction} {names[-1]}"

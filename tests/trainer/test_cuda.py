@@ -12,7 +12,7 @@ import torch
 from services.trainer.curriculum import Stage
 from services.trainer.ppo import Args, Trainer
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
 SMALL = {"num_envs": 64, "num_steps": 16, "num_minibatches": 4}
 

@@ -19,6 +19,7 @@ def test_wilson_interval_matches_hand_computed_values() -> None:
     assert wilson_interval(0, 0) == (0.0, 1.0)
 
 
+@pytest.mark.slow
 def test_seats_swap_on_each_track_and_jobs_change_nothing() -> None:
     # The runner against itself: swapping seats replays the very same race, so on each track the
     # evaluated side wins once and loses once (or draws twice).

@@ -17,11 +17,12 @@ import torch
 
 from services.trainer.export import MAX_CHARS, ExportError, export_agent, export_checkpoint
 from services.trainer.export_check import agreement, perturbed_agent, record_races
-from services.trainer.policy import Agent, NetShape
+from services.trainer.policy import Agent
 from services.trainer.ppo import Args, Trainer
 from shared.games.podracing.codingame import CodinGameProcess, init_lines, parse_output, turn_lines
 from shared.games.podracing.game import PodracingGame
 from shared.sandbox.gate import check_source
+from shared.training.config import NetShapeConfig
 
 Decide = Callable[[dict[str, Any]], Any]
 STDLIB_IMPORTS = {"__future__", "math", "operator", "typing", "sys"}
@@ -56,6 +57,7 @@ def load_bot(source: str, path: Path) -> dict[str, Any]:
     return runpy.run_path(str(path), run_name="exported_bot")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("which", "pods"), [("perturbed", 10_000), ("trained", 4_000)])
 def test_the_hosted_export_agrees_with_the_torch_policy_on_real_races(
     which: str, pods: int, perturbed: Agent, trainer: Trainer, tmp_path: Path
@@ -63,7 +65,7 @@ def test_the_hosted_export_agrees_with_the_torch_policy_on_real_races(
     """Over 10,000 pod observations for the hard case, fewer for the barely trained policy (its
     outputs still vary little); the bench (scripts/bench_export.py) measures a longer-trained one."""
     agent = perturbed if which == "perturbed" else trainer.agent
-    decide = load_bot(export_agent(agent, NetShape()), tmp_path / "bot.py")["decide"]
+    decide = load_bot(export_agent(agent, NetShapeConfig()), tmp_path / "bot.py")["decide"]
     races = record_races(decide, pods, seed=100)
     result = agreement(agent.actor, races)
     print(f"\n{which}: {result.agreeing}/{result.pods} pods agree ({result.rate:.2%}); {result}")
@@ -73,7 +75,7 @@ def test_the_hosted_export_agrees_with_the_torch_policy_on_real_races(
 
 def test_the_file_is_small_stdlib_only_and_passes_the_gate(perturbed: Agent) -> None:
     for contract, gate_contract in (("hosted", "decide"), ("codingame", "codingame")):
-        source = export_agent(perturbed, NetShape(), contract)  # type: ignore[arg-type]
+        source = export_agent(perturbed, NetShapeConfig(), contract)  # type: ignore[arg-type]
         assert len(source) < MAX_CHARS
         imported: set[str] = set()
         for node in ast.walk(ast.parse(source)):
@@ -84,10 +86,11 @@ def test_the_file_is_small_stdlib_only_and_passes_the_gate(perturbed: Agent) -> 
                 imported.add(node.module.split(".")[0])
         assert imported <= STDLIB_IMPORTS and imported <= set(sys.stdlib_module_names) | {"__future__"}
         assert check_source(source, contract=gate_contract) == [], contract
-    hosted = export_agent(perturbed, NetShape(), "hosted")
+    hosted = export_agent(perturbed, NetShapeConfig(), "hosted")
     assert "input(" not in hosted and "CodinGameTracker" not in hosted
 
 
+@pytest.mark.slow
 def test_export_from_a_checkpoint_file_and_clear_errors(trainer: Trainer, tmp_path: Path) -> None:
     path = tmp_path / "ckpt.pt"
     trainer.save(path)
@@ -102,14 +105,14 @@ def test_export_from_a_checkpoint_file_and_clear_errors(trainer: Trainer, tmp_pa
     with pytest.raises(ValueError, match="not a training checkpoint"):
         export_checkpoint(broken)
     with pytest.raises(ExportError, match="needs"):
-        export_agent(trainer.agent, NetShape(hidden=32))
+        export_agent(trainer.agent, NetShapeConfig(hidden=32))
     with pytest.raises(ExportError, match="too large"):
-        export_agent(Agent(NetShape(hidden=512)), NetShape(hidden=512))
+        export_agent(Agent(NetShapeConfig(hidden=512)), NetShapeConfig(hidden=512))
 
 
 def test_one_hosted_module_serves_both_seats(perturbed: Agent, tmp_path: Path) -> None:
     """Role hysteresis is kept per player id: one process answering both seats plays like two."""
-    source = export_agent(perturbed, NetShape())
+    source = export_agent(perturbed, NetShapeConfig())
     shared = load_bot(source, tmp_path / "shared.py")["decide"]
     alone = [load_bot(source, tmp_path / f"seat{seat}.py")["decide"] for seat in (0, 1)]
     match = PodracingGame().create_match(21)
@@ -123,10 +126,11 @@ def test_one_hosted_module_serves_both_seats(perturbed: Agent, tmp_path: Path) -
     assert match.turn > 50
 
 
+@pytest.mark.slow
 def test_the_codingame_tracker_rebuilds_what_codingame_hides(perturbed: Agent, tmp_path: Path) -> None:
     """Passes of every pod, own boost and shield cooldown match the engine's, turn by turn, against
     the blocker (which shields); only the opponents' boost and cooldown are unknown on CodinGame."""
-    bot = load_bot(export_agent(perturbed, NetShape(), "codingame"), tmp_path / "cg.py")
+    bot = load_bot(export_agent(perturbed, NetShapeConfig(), "codingame"), tmp_path / "cg.py")
     orders: dict[str, int] = {"SHIELD": 0, "BOOST": 0}
     for seed in range(30, 40):
         _tracked_race(bot, seed, orders)
@@ -163,9 +167,9 @@ def _tracked_race(bot: dict[str, Any], seed: int, orders: dict[str, int]) -> Non
 def test_the_codingame_twin_plays_a_race_through_the_bridge_like_the_hosted_bot(
     perturbed: Agent, tmp_path: Path
 ) -> None:
-    hosted = load_bot(export_agent(perturbed, NetShape()), tmp_path / "hosted.py")["decide"]
+    hosted = load_bot(export_agent(perturbed, NetShapeConfig()), tmp_path / "hosted.py")["decide"]
     script = tmp_path / "cg_bot.py"
-    script.write_text(export_agent(perturbed, NetShape(), "codingame"), encoding="utf-8")
+    script.write_text(export_agent(perturbed, NetShapeConfig(), "codingame"), encoding="utf-8")
     runner = PodracingGame().builtin_bots()["runner"]
     match = PodracingGame().create_match(41)
     with CodinGameProcess(str(script), timeout=5.0, first_timeout=10.0) as process:

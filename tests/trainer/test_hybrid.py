@@ -26,13 +26,14 @@ import torch
 from services.cli.main import main
 from services.trainer.export import MAX_CHARS, ExportError, export_agent, export_checkpoint
 from services.trainer.export_check import agreement, record_races
-from services.trainer.policy import Agent, NetShape
+from services.trainer.policy import Agent
 from services.trainer.ppo import args_from_dict, load_checkpoint
 from shared.games.podracing import search
 from shared.games.podracing.bots import blocker, runner
 from shared.games.podracing.codingame import CodinGameProcess, init_lines, turn_lines
 from shared.games.podracing.game import PodracingGame
 from shared.sandbox.gate import check_source
+from shared.training.config import NetShapeConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKPOINT = ROOT / "examples" / "training" / "podracing" / "latest.pt"
@@ -62,6 +63,7 @@ def observations(seeds: range, every: int) -> list[dict[str, Any]]:
     return seen
 
 
+@pytest.mark.slow
 def test_the_played_plan_never_scores_below_the_priors_plan(hybrid: Module) -> None:
     """On states of real races, with a few iterations: the plan played scores at least as high as
     the prior's plan. The plain search with as many iterations often finds nothing that good, so a
@@ -104,6 +106,7 @@ def test_without_a_prior_the_search_plays_as_before() -> None:
     assert hashlib.sha256(text.encode()).hexdigest() == PLAIN_SEARCH_DIGEST
 
 
+@pytest.mark.slow
 def test_the_file_plays_the_repositorys_search_with_its_policy_as_prior(hybrid: Module) -> None:
     """Seeded and capped, the file's bot and the repository's SearchBot given the file's prior
     answer the same, turn by turn, in both seats of one module."""
@@ -152,6 +155,7 @@ def _prior_first_move(bot: Any, module: Module) -> Callable[[dict[str, Any]], di
     return decide
 
 
+@pytest.mark.slow
 def test_the_priors_first_move_is_the_torch_policys_move(hybrid: Module) -> None:
     """The prior's plan starts with the policy's argmax move: compared with the torch policy of the
     shipped checkpoint (features, role hysteresis, argmax) on the races it plays, at least 99% of
@@ -215,7 +219,8 @@ def test_arena_export_hybrid_writes_the_budget(
     assert "give it with --hybrid" in capsys.readouterr().err
     assert main(["export", str(CHECKPOINT), "--out", str(out), "--hybrid", "--budget-ms", "0"]) != 0
     assert "must be a positive number" in capsys.readouterr().err
-    wide = NetShape(hidden=200)  # 68,312 characters alone (docs/trainer-export.md): too large with the search
+    # 68,312 characters alone (docs/trainer-export.md): too large with the search
+    wide = NetShapeConfig(hidden=200)
     with pytest.raises(ExportError, match="too large to export with the search bot"):
         export_agent(Agent(wide), wide, hybrid=True)
 
@@ -254,6 +259,7 @@ def test_the_codingame_twin_tracks_the_timeouts_and_plays_through_the_bridge(tmp
     assert match.result().players[0].rank == 0
 
 
+@pytest.mark.slow
 def test_the_evaluation_script_plays_it_with_another_budget() -> None:
     """scripts/eval_trained_bot.py loads the file in a fresh module per race (dataclasses and all)
     and sets its search time with --budget-ms; a file without one is refused."""

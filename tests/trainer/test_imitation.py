@@ -66,6 +66,7 @@ class RecordingTeacher:
         return labels
 
 
+@pytest.mark.slow
 def test_dagger_labels_are_the_teachers_actions_on_the_students_states() -> None:
     teacher = RecordingTeacher()
     args = Args(
@@ -114,6 +115,7 @@ def test_dagger_labels_are_the_teachers_actions_on_the_students_states() -> None
         assert float(((thrust - o_thrust).abs() * plain).max()) <= 25.0 + 1e-4
 
 
+@pytest.mark.slow
 def test_a_small_imitation_run_clearly_beats_the_untrained_policy() -> None:
     """30 DAgger iterations on the blocker (about 250,000 steps, 20-40 s of one CPU thread): the
     student wins races against the built-in runner on the batched engine; the untrained policy
@@ -140,6 +142,7 @@ def test_a_small_imitation_run_clearly_beats_the_untrained_policy() -> None:
     assert (before.win_rate or 0.0) < 0.05, before
 
 
+@pytest.mark.slow
 def test_a_resumed_run_goes_back_to_imitating_a_new_teacher(tmp_path: Path) -> None:
     trainer = Trainer(Args(num_envs=8, num_steps=4, stage=Stage.RUNNER))
     trainer.iterate()

@@ -4,7 +4,6 @@ checkpoints behave as the service relies on."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ def _one_thread() -> Iterator[None]:
     torch.set_num_threads(threads)
 
 
+@pytest.mark.slow
 def test_a_tiny_budget_clearly_beats_the_untrained_policy() -> None:
     args = Args(seed=3, total_steps=10**7, num_envs=256, num_steps=16, learning_rate=1e-3, device="cpu")
     trainer = Trainer(args)
@@ -37,6 +37,7 @@ def test_a_tiny_budget_clearly_beats_the_untrained_policy() -> None:
     assert after.checkpoints_per_100_turns > max(2.0, 2.0 * before.checkpoints_per_100_turns), (before, after)
 
 
+@pytest.mark.slow
 def test_config_changes_apply_at_the_next_iteration_boundary() -> None:
     trainer = Trainer(Args(seed=1, total_steps=10**7, anneal_lr=False, **TINY))  # type: ignore[arg-type]
     seen: list[dict[str, Any]] = []
@@ -54,6 +55,7 @@ def test_config_changes_apply_at_the_next_iteration_boundary() -> None:
         trainer.apply_changes({"num_envs": 8})
 
 
+@pytest.mark.slow
 def test_a_stage_change_by_hand_and_a_checkpoint_round_trip(tmp_path: Path) -> None:
     trainer = Trainer(Args(seed=2, total_steps=10**7, **TINY))  # type: ignore[arg-type]
     trainer.run(max_iterations=1)
@@ -84,6 +86,7 @@ def test_a_missing_device_is_refused_with_a_clear_error() -> None:
         Trainer(Args(device="cuda", **{k: v for k, v in TINY.items() if k != "device"}))  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_a_resumed_run_may_play_more_races_and_comes_from_another_device(tmp_path: Path) -> None:
     """A run trained on a CPU goes on on a GPU with more races: races restart on resume anyway, and a
     generator state saved on another kind of device (a CUDA state is 16 bytes, a CPU one 5,056) is
@@ -103,14 +106,15 @@ def test_a_resumed_run_may_play_more_races_and_comes_from_another_device(tmp_pat
     assert metrics["league_size"] >= 1
 
 
+@pytest.mark.slow
 def test_no_stage_exit_before_the_races_have_settled_after_a_restart(tmp_path: Path) -> None:
     """Right after the races restart, the races that finish are the short ones: an exit condition
     waits `settle_turns` turns. With an exit that always holds, the run leaves its stage only then,
     and a stage switch or a resume restarts the wait."""
-    from services.trainer.curriculum import CurriculumArgs
+    from shared.training.config import CurriculumConfig
 
-    always = CurriculumArgs(solo_exit_rate=0.0, min_episodes=0, settle_turns=64)
-    trainer = Trainer(replace(Args(seed=6, total_steps=10**7, **TINY), curriculum=always))  # type: ignore[arg-type]
+    always = CurriculumConfig(solo_exit_rate=0.0, min_episodes=0, settle_turns=64)
+    trainer = Trainer(Args(seed=6, total_steps=10**7, **TINY).model_copy(update={"curriculum": always}))  # type: ignore[arg-type]
     stages = [m["next_stage"] for m in trainer.run(max_iterations=2)]
     assert stages == [Stage.SOLO, Stage.RUNNER], "32 + 32 turns: the exit is checked after the second"
     trainer.apply_changes({"stage": "solo"})

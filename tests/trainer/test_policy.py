@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 from torch.distributions import Categorical
 
@@ -37,6 +38,7 @@ def test_log_probabilities_and_entropy_are_the_categoricals() -> None:
     assert int(action.max()) < len(ACTION_SETS["r5t3"])
 
 
+@pytest.mark.slow
 def test_the_orders_played_follow_the_distribution_the_loss_sees() -> None:
     """Sampled actions have the categorical's frequencies, and every action is a different order
     (no two actions collapse onto one, as a clipped Gaussian collapses all of its tail onto 100)."""
@@ -68,6 +70,7 @@ def test_the_orders_played_follow_the_distribution_the_loss_sees() -> None:
     assert len(orders) == len(table), "two actions play the same order"
 
 
+@pytest.mark.slow
 def test_the_entropy_gradient_cannot_push_a_parameter_out_of_the_played_range() -> None:
     """Pure entropy ascent: the entropy the loss sees stays the entropy of the orders played (never
     above log A), and every parameter stays finite and bounded; with the old clipped Gaussian the

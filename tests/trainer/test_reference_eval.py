@@ -15,17 +15,17 @@ from services.trainer.reference_eval import (
     BLOCKER,
     RUNNER,
     SEARCH,
-    EvaluationArgs,
     evaluate_source,
     is_due,
 )
 from services.trainer.store import NewCheckpoint
 from shared.states import TrainingStage
+from shared.training.config import TrainingEvaluationConfig
 
 RUNNER_SOURCE = "from shared.games.podracing.bots import runner as decide\n"
 """The built-in runner as an exported bot would define it (the evaluation runs it in process)."""
 FAILING_SOURCE = "def decide(observation):\n    raise RuntimeError('every turn fails')\n"
-SMALL = EvaluationArgs(every_chunks=1, races=2, search_races=2, search_iterations=2)
+SMALL = TrainingEvaluationConfig(every_chunks=1, races=2, search_races=2, search_iterations=2)
 
 
 def checkpoint(source: str | None) -> NewCheckpoint:
@@ -41,6 +41,7 @@ def checkpoint(source: str | None) -> NewCheckpoint:
     )
 
 
+@pytest.mark.slow
 def test_every_opponent_plays_its_races_and_the_counts_add_up() -> None:
     results = evaluate_source(RUNNER_SOURCE, SMALL)
     assert [r.opponent for r in results] == [RUNNER, BLOCKER, SEARCH]
@@ -74,16 +75,16 @@ def test_a_passed_deadline_or_an_abandoned_chunk_plays_nothing_more() -> None:
 @pytest.mark.parametrize(
     ("args", "chunk", "last", "due"),
     [
-        (EvaluationArgs(every_chunks=5), 4, False, True),
-        (EvaluationArgs(every_chunks=5), 5, False, False),
-        (EvaluationArgs(every_chunks=5), 6, True, True),
-        (EvaluationArgs(every_chunks=1), 0, False, True),
-        (EvaluationArgs(every_chunks=0), 4, True, False),
-        (EvaluationArgs(every_chunks=1, races=0, search_races=0), 0, True, False),
+        (TrainingEvaluationConfig(every_chunks=5), 4, False, True),
+        (TrainingEvaluationConfig(every_chunks=5), 5, False, False),
+        (TrainingEvaluationConfig(every_chunks=5), 6, True, True),
+        (TrainingEvaluationConfig(every_chunks=1), 0, False, True),
+        (TrainingEvaluationConfig(every_chunks=0), 4, True, False),
+        (TrainingEvaluationConfig(every_chunks=1, races=0, search_races=0), 0, True, False),
     ],
 )
 def test_an_evaluation_comes_every_n_chunks_and_after_the_last(
-    args: EvaluationArgs, chunk: int, last: bool, due: bool
+    args: TrainingEvaluationConfig, chunk: int, last: bool, due: bool
 ) -> None:
     assert is_due(args, chunk, last) is due
 
@@ -98,6 +99,7 @@ def test_a_failing_evaluation_is_logged_and_the_chunk_goes_on(caplog: pytest.Log
     assert evaluate_checkpoint(uuid.uuid4(), checkpoint(None), SMALL, deadline=0, abandon=lambda: False) == []
 
 
+@pytest.mark.slow
 def test_the_handler_stores_what_the_races_gave() -> None:
     rows = evaluate_checkpoint(
         uuid.uuid4(), checkpoint(RUNNER_SOURCE), SMALL, deadline=float("inf"), abandon=lambda: False

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from services.trainer.features import RaceView
-from services.trainer.rewards import RewardWeights, lead, race_progress, winning_rewards
+from services.trainer.rewards import lead, race_progress, winning_rewards
+from shared.training.config import RewardWeightsConfig
 
 # One lap of 3 checkpoints: cp0 (0, 0) -> cp1 (3000, 0) -> cp2 (3000, 4000) -> back to cp0.
 # Segments: cp0->cp1 3000, cp1->cp2 4000, cp2->cp0 5000: a lap (and the race) is 12,000 units.
@@ -55,7 +56,7 @@ def test_race_progress_by_hand() -> None:
 def test_the_reward_is_the_lead_gained_plus_the_win() -> None:
     # Our best pod (pod 1) moves 1000 closer to cp2; their best pod does not move.
     after = dataclasses.replace(BEFORE, y=torch.tensor([[0.0, 2000.0, 2000.0, 0.0]]))
-    weights = RewardWeights(lead=2.0, win=5.0)
+    weights = RewardWeightsConfig(lead=2.0, win=5.0)
     outcome = torch.tensor([0])
     running = winning_rewards(weights, lead(BEFORE), lead(after), outcome, torch.tensor([False]))
     assert running.tolist() == pytest.approx([2.0 * 1000.0 / RACE])
@@ -79,5 +80,5 @@ def test_the_lead_is_zero_sum() -> None:
 
 
 def test_shaping_is_off_by_default() -> None:
-    assert not RewardWeights().shaped()
-    assert RewardWeights(checkpoint=0.5).shaped()
+    assert not RewardWeightsConfig().shaped()
+    assert RewardWeightsConfig(checkpoint=0.5).shaped()

@@ -91,6 +91,7 @@ def test_bad_sources_and_opponents_say_why(source: str, opponent: str, message: 
         play_showcase(source, seed=1, opponent=opponent)
 
 
+@pytest.mark.slow
 def test_each_race_gets_a_fresh_module() -> None:
     """A policy with module state (it stops after 30 turns) races the same way every time."""
     counting = (
@@ -107,16 +108,18 @@ def test_each_race_gets_a_fresh_module() -> None:
     assert first == second
 
 
+@pytest.mark.slow
 def test_a_freshly_exported_policy_races_and_answers_every_turn() -> None:
     """The real export (services/trainer/export.py) of an untrained policy: its decide() answers
     each turn with an action the game reads, so the replay has no failed turn for player 0."""
     import torch  # here only: the rest of this file runs without torch, as play_showcase does
 
     from services.trainer.export import export_agent
-    from services.trainer.policy import Agent, NetShape
+    from services.trainer.policy import Agent
+    from shared.training.config import NetShapeConfig
 
     torch.manual_seed(3)
-    source = export_agent(Agent(NetShape()), NetShape())
+    source = export_agent(Agent(NetShapeConfig()), NetShapeConfig())
     replay = play_showcase(source, seed=6)
     assert replay["turns"], "the race had no turn"
     assert all(isinstance(turn["actions"][0], dict) for turn in replay["turns"])

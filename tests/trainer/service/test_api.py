@@ -55,6 +55,7 @@ def refused(answer: Any, status: int, loc: str | None = None) -> dict[str, Any]:
         ({"config": {"num_envs": 16_384, "num_steps": 4096}}, "body.config"),
     ],
 )
+@pytest.mark.slow
 def test_a_bad_run_is_refused_naming_the_field(
     client: TestClient, owner: Account, body: dict[str, Any], loc: str
 ) -> None:

@@ -1,67 +1,69 @@
-"""The API's mirror of the trainer's Args stays the same as Args (names, nesting, defaults, stages,
-what may change), and config changes merge and clear as docs/trainer-service.md says."""
+"""The training config (shared/training/config.py, the trainer's Args): the API schema describes
+every field, what the API checks names the trainer's own action sets, teachers and opponents, the
+trainer builds what the API stores and the runs it trains itself past the API's bounds, and config
+changes merge and clear as docs/trainer-service.md says."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from services.gateway.training.schemas import TrainingRunCreate
 from services.trainer import ppo
-from services.trainer.curriculum import CurriculumArgs, Stage
-from services.trainer.policy import NetShape
-from services.trainer.reference_eval import EvaluationArgs
-from services.trainer.rewards import RewardWeights
+from services.trainer.curriculum import Stage
 from shared.config import Settings
-from shared.states import TrainingStage
 from shared.training import changes
 from shared.training.config import (
     MUTABLE_FIELDS,
-    CurriculumConfig,
+    RESUME_FIELDS,
+    ConfigChange,
     NetShapeConfig,
     RewardWeightsConfig,
     TrainingConfig,
-    TrainingEvaluationConfig,
 )
 
 
-def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in config.items():
-        if isinstance(value, dict):
-            flat.update(_flat(value, f"{prefix}{key}."))
-        else:
-            flat[prefix + key] = value
-    return flat
+def _models(model: type[BaseModel]) -> list[type[BaseModel]]:
+    """`model` and every config model nested in it."""
+    found = [model]
+    for field in model.model_fields.values():
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            found += _models(kind)
+    return found
 
 
-def test_the_config_models_mirror_args_field_for_field() -> None:
-    pairs = [
-        (ppo.Args, TrainingConfig),
-        (NetShape, NetShapeConfig),
-        (RewardWeights, RewardWeightsConfig),
-        (CurriculumArgs, CurriculumConfig),
-        (EvaluationArgs, TrainingEvaluationConfig),
-    ]
-    for dataclass, model in pairs:
-        assert [f.name for f in dataclasses.fields(dataclass)] == list(model.model_fields), dataclass.__name__
-    ours, theirs = _flat(TrainingConfig().resolved()), _flat(ppo.args_to_dict(ppo.Args()))
-    differ = {key: (ours[key], theirs[key]) for key in ours if ours[key] != theirs[key]}
-    assert not differ, f"defaults differ from Args ((ours, Args)): update shared/training/config.py: {differ}"
-    assert [s.value for s in Stage] == [s.value for s in TrainingStage]
-    assert MUTABLE_FIELDS == ppo.MUTABLE_FIELDS
+@pytest.mark.parametrize("request_model", [TrainingRunCreate, ConfigChange])
+def test_the_api_schema_describes_every_config_field_with_its_docstring(
+    request_model: type[BaseModel],
+) -> None:
+    document = request_model.model_json_schema()
+    schemas = document["$defs"] | {request_model.__name__: document}
+    config = TrainingConfig if request_model is TrainingRunCreate else ConfigChange
+    for model in _models(config):
+        for name, field in model.model_fields.items():
+            assert field.description, f"{model.__name__}.{name} has no docstring"
+            described = schemas[model.__name__]["properties"][name].get("description")
+            assert described == field.description, f"{model.__name__}.{name}"
+
+
+def test_what_may_change_names_fields_of_the_config() -> None:
+    assert set(MUTABLE_FIELDS) <= set(TrainingConfig.model_fields)
+    assert set(RESUME_FIELDS) <= set(TrainingConfig.model_fields)
+    assert not set(MUTABLE_FIELDS) & set(RESUME_FIELDS)
 
 
 def test_the_patterns_name_the_trainers_action_sets_and_teachers() -> None:
     """The API validates action sets and teachers by pattern (it does not import the trainer)."""
-    from services.trainer.actions import ACTION_SETS
+    from services.trainer.actions import ACTION_SETS, DEFAULT_ACTION_SET
     from services.trainer.imitation import BUILTIN_TEACHERS
     from shared.training.config import ACTION_SET_PATTERN, TEACHER_PATTERN
 
     assert f"^({'|'.join(ACTION_SETS)})$" == ACTION_SET_PATTERN
+    assert TrainingConfig().action_set == DEFAULT_ACTION_SET
     assert (
         "^builtin:(" + "|".join(t.removeprefix("builtin:") for t in BUILTIN_TEACHERS) + ")$"
         == TEACHER_PATTERN
@@ -76,9 +78,9 @@ def test_the_patterns_name_the_trainers_action_sets_and_teachers() -> None:
 
 def test_the_api_knows_the_evaluations_opponents_in_the_order_they_are_played() -> None:
     from services.trainer.reference_eval import opponents
-    from shared.training.config import EVALUATION_OPPONENTS
+    from shared.training.config import EVALUATION_OPPONENTS, TrainingEvaluationConfig
 
-    assert tuple(name for name, _ in opponents(EvaluationArgs())) == EVALUATION_OPPONENTS
+    assert tuple(name for name, _ in opponents(TrainingEvaluationConfig())) == EVALUATION_OPPONENTS
 
 
 def test_a_resolved_config_builds_the_same_args() -> None:
@@ -86,9 +88,27 @@ def test_a_resolved_config_builds_the_same_args() -> None:
         {"num_envs": 32, "rewards": {"win": 5}, "stage": "runner", "target_kl": 0.02, "shape": {"hidden": 32}}
     )
     args = ppo.args_from_dict(config.resolved())
-    assert args.num_envs == 32 and args.rewards.win == 5 and args.rewards.lead == RewardWeights().lead
-    assert args.stage == Stage.RUNNER and args.shape.hidden == 32 and args.target_kl == 0.02
+    assert args == config
+    assert args.rewards.win == 5
+    assert args.rewards.lead == RewardWeightsConfig().lead
+    assert args.stage == Stage.RUNNER
     assert ppo.args_to_dict(args) == config.resolved()
+
+
+def test_the_trainer_builds_its_own_runs_past_the_apis_bounds() -> None:
+    """A run trained here may race more than a request may ask of the service, and imitate a
+    checkpoint file; an unknown name is still refused."""
+    beyond: dict[str, Any] = {"num_envs": 131_072, "teacher": "runs/first/latest.pt", "stage": "imitate"}
+    with pytest.raises(ValidationError) as refused:
+        TrainingConfig.model_validate(beyond)
+    assert {error["loc"] for error in refused.value.errors()} == {("num_envs",), ("teacher",)}
+    args = ppo.args_from_dict(beyond | {"shape": {"hidden": 32}})
+    assert (args.num_envs, args.teacher, args.stage) == (131_072, "runs/first/latest.pt", Stage.IMITATE)
+    assert args.shape == NetShapeConfig(hidden=32)
+    with pytest.raises(TypeError, match="learning_rat"):
+        ppo.args_from_dict({"learning_rat": 0.1})
+    with pytest.raises(TypeError, match="widht"):
+        ppo.args_from_dict({"shape": {"widht": 3}})
 
 
 def test_changes_merge_and_only_what_was_applied_is_cleared() -> None:

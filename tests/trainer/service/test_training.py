@@ -33,6 +33,8 @@ from tests.trainer.service.conftest import (
     wait_status,
 )
 
+pytestmark = pytest.mark.slow
+
 KEEP = 1
 """ARENA_TRAINING_KEEP_CHECKPOINTS of the test workers."""
 

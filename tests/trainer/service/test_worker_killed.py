@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
+import pytest
 from fastapi.testclient import TestClient
 
 from shared.jobs import reap_stale_jobs
@@ -27,6 +28,8 @@ from tests.trainer.service.conftest import (
     wait_for,
     wait_status,
 )
+
+pytestmark = pytest.mark.slow
 
 LONGER_CHUNKS = {"ARENA_TRAINING_CHUNK_SECONDS": "4"}
 """Room for several iterations after a chunk's start-up (loading a checkpoint, a new track pool)
