@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 TORCH_PIN := torch==2.13.0
 
 .DEFAULT_GOAL := help
-.PHONY: help install system-deps demo test check lint typecheck format bench clean
+.PHONY: help install system-deps demo test test-fast check lint typecheck format bench clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -39,8 +39,13 @@ system-deps: ## bubblewrap (sandbox), chromium (browser tests), docker-compose a
 demo: install ## run the platform: embedded or configured Postgres/Redis, gateway, worker, beat, bots, ladder
 	$(PY) -m scripts.demo $(DEMO_ARGS)
 
-test: install ## the whole test suite against real PostgreSQL, Redis, processes and sandboxes
-	$(PY) -m pytest $(PYTEST_ARGS)
+FAST_TESTS := not e2e and not browser and not slow and not gpu
+
+test: install ## the whole test suite against real PostgreSQL, Redis, processes and sandboxes (CI runs this)
+	$(PY) -m pytest --durations=25 $(PYTEST_ARGS)
+
+test-fast: install ## the suite without the e2e, browser, slow and gpu tests (markers in pyproject.toml)
+	$(PY) -m pytest -m "$(FAST_TESTS)" $(PYTEST_ARGS)
 
 check: lint typecheck ## everything CI checks besides the tests: ruff (lint and format) and mypy
 

@@ -48,6 +48,7 @@ def _tables(url: str) -> set[str]:
         engine.dispose()
 
 
+@pytest.mark.slow
 def test_upgrade_check_downgrade_upgrade(fresh_url: str) -> None:
     migrate(fresh_url)
     assert _diff(fresh_url) == [], "models and migrations differ: write a migration"
@@ -202,6 +203,7 @@ def _first_release_rows(url: str) -> dict[str, Any]:
     return {**ids, "replay": replay, "ranks": ranks}
 
 
+@pytest.mark.slow
 def test_first_release_database_upgrades_to_head_with_its_data(fresh_url: str) -> None:
     from services.gateway.leaderboard.service import leaderboard
     from services.gateway.matches.service import match_views

@@ -187,6 +187,7 @@ def test_the_fast_path_decides_as_the_strict_path_on_the_corpus(body: bytes) -> 
     assert outcome(decode_answer, body) == outcome(strict_reference, body)
 
 
+@pytest.mark.slow
 def test_the_fast_path_decides_as_the_strict_path_on_generated_answers() -> None:
     bodies = generated(4000, seed=20_251_128)
     results = [(outcome(decode_answer, body), outcome(strict_reference, body)) for body in bodies]

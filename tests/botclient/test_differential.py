@@ -173,6 +173,7 @@ def _over_tcp(old: bool) -> Callable[[HostileServer], Connect]:
     return connect_for
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
 def test_every_hostile_answer_gets_the_same_outcome_from_both_clients(loop: str) -> None:
     """On asyncio's loop and on uvloop (the worker's, when installed)."""

@@ -42,6 +42,7 @@ def _bot_named(session: Session, name: str) -> Bot | None:
     return session.scalar(select(Bot).where(Bot.name == name))
 
 
+@pytest.mark.slow
 def test_the_package_imports_without_a_web_framework() -> None:
     code = (
         "import sys, shared.bots\n"

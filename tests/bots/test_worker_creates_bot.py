@@ -24,6 +24,8 @@ from tests.bots import worker_tasks
 from tests.conftest import PYTHON, TEST_REDIS_URL, ManagedProcess
 from tests.gateway.conftest import DECIDE_SOURCE, Account, unique
 
+pytestmark = pytest.mark.slow
+
 SECOND_SOURCE = DECIDE_SOURCE + "\n\nSPEED = 90  # version two\n"
 REFUSED_SOURCE = "import os\n\n\ndef decide(observation):\n    return os.getcwd()\n"
 WHEN = {"id", "name", "created_at", "updated_at"}

@@ -62,6 +62,7 @@ def started(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[subproc
     return runs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 def test_one_line_error(case: str, started: dict[str, tuple[subprocess.Popen[str], Path]]) -> None:
     process, cwd = started[case]

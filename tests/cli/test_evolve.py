@@ -75,6 +75,7 @@ def test_ctrl_c_stops_after_the_step_and_resume_goes_on(tmp_path: Path, database
         (["evolve", "battle", "--seed", "/nonexistent/bot.py"], "cannot read"),
     ],
 )
+@pytest.mark.slow
 def test_bad_options_are_one_line_errors(
     tmp_path: Path, database_url: str, args: list[str], expected: str
 ) -> None:

@@ -170,6 +170,7 @@ def test_the_console_script_is_installed(tmp_path: Path) -> None:
     assert "builtin:NAME" in done.stdout and "codingame:FILE" in done.stdout
 
 
+@pytest.mark.slow
 def test_invalid_actions_are_shown_with_what_the_bot_sent_and_what_was_expected(tmp_path: Path) -> None:
     """A decide bot that sends one pod with a word for a thrust, and a CodinGame script whose second
     line is not an order: each sample names the problem, shows the action and the expected form."""

@@ -6,7 +6,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import PYTHON, ROOT
+
+pytestmark = pytest.mark.slow
 
 
 def test_starting_the_embedded_database_prints_no_library_warning(tmp_path: Path) -> None:

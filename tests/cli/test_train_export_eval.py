@@ -167,6 +167,7 @@ def test_clear_errors(
     assert "arena: --config: unknown setting(s) learning_rat; known: " in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_train_says_how_it_rounds_the_step_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from shared.games.registry import get_game
 from shared.games.replay import compress, play_local
@@ -66,6 +67,7 @@ def test_view_serves_the_viewer_and_the_replay(tmp_path: Path) -> None:
         stop(process)
 
 
+@pytest.mark.slow
 def test_play_with_view_serves_the_new_replay(tmp_path: Path) -> None:
     process = start_cli(
         "play",

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import yaml
 
 from tests.conftest import ROOT, ManagedProcess, create_database, drop_database, free_port
@@ -132,6 +133,7 @@ def run_compose(*args: str, env: dict[str, str], tmp_path: Path) -> subprocess.C
     )
 
 
+@pytest.mark.slow
 def test_compose_file_validates_renders_as_read_here_and_demands_every_secret(tmp_path: Path) -> None:
     env = secrets_env()
     ok = run_compose("config", env=env, tmp_path=tmp_path)
@@ -403,6 +405,7 @@ def test_workers_with_several_pool_processes_sum_their_metrics_in_a_directory_th
         assert f"install -d -o arena -g arena {directory}" in dockerfiles[services[name]["image"]], name
 
 
+@pytest.mark.slow
 def test_the_gateway_never_imports_torch() -> None:
     """The gateway image has no torch: serving games and the whole API must not need it."""
     code = (
@@ -437,6 +440,7 @@ def _order(services: dict[str, Any]) -> list[str]:
 BEAT_SCHEDULE = "/tmp/celerybeat-schedule"
 
 
+@pytest.mark.e2e
 def test_every_service_command_starts_natively_and_becomes_healthy(
     database_url: str, private_redis_url: str, tmp_path: Path
 ) -> None:
@@ -463,7 +467,10 @@ def test_every_service_command_starts_natively_and_becomes_healthy(
         return mapped
 
     running: dict[str, ManagedProcess] = {}
+    probes: dict[str, tuple[list[str], dict[str, str]]] = {}
     try:
+        # As Compose does: the one-shot jobs first, in dependency order, then every long-running
+        # service at once (none waits for another's health).
         for name in [n for n in _order(services) if n in own]:
             spec = services[name]
             env = {k: str(v) for k, v in (spec.get("environment") or {}).items()}
@@ -489,17 +496,23 @@ def test_every_service_command_starts_natively_and_becomes_healthy(
                 )
                 assert done.returncode == 0, f"{name}: {done.stdout}\n{done.stderr}"
                 continue
-            process = ManagedProcess(command, f"compose-{name}", env=env)
-            running[name] = process
+            running[name] = ManagedProcess(command, f"compose-{name}", env=env)
             check = spec["healthcheck"]["test"]
             assert check[0] == "CMD", name
-            probe = native(check[1:])
+            probes[name] = (native(check[1:]), full_env)
 
-            def healthy(probe: list[str] = probe, env: dict[str, str] = full_env) -> bool:
-                result = subprocess.run(probe, env=env, cwd=ROOT, capture_output=True, timeout=30)
+        def wait_healthy(name: str) -> None:
+            probe, probe_env = probes[name]
+
+            def healthy() -> bool:
+                result = subprocess.run(probe, env=probe_env, cwd=ROOT, capture_output=True, timeout=30)
                 return result.returncode == 0
 
-            process.wait_until(healthy, 90, f"{name} passing its compose healthcheck")
+            running[name].wait_until(healthy, 90, f"{name} passing its compose healthcheck")
+
+        # The healthchecks run side by side, as Compose runs them: a Celery ping waits out its timeout.
+        with ThreadPoolExecutor(max_workers=len(running)) as pool:
+            list(pool.map(wait_healthy, running))
         # Beat does its job: it sends its schedule to Redis.
         running["beat"].wait_log("Sending due task", timeout=60)
         # Flower asks for its user:password everywhere but /healthcheck.

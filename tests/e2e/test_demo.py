@@ -12,7 +12,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, create_database, drop_database, free_port
+
+DEMO = [sys.executable, "-m", "scripts.demo"]
 
 
 def _processes_with(marker: str) -> list[int]:
@@ -29,6 +33,7 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
+@pytest.mark.e2e
 def test_demo_plays_a_ladder_prints_the_leaderboard_and_cleans_up(tmp_path: Path) -> None:
     name = f"arena_demo_{secrets.token_hex(4)}"
     create_database(name)
@@ -46,7 +51,9 @@ def test_demo_plays_a_ladder_prints_the_leaderboard_and_cleans_up(tmp_path: Path
     env.pop("ARENA_BOOTSTRAP_ADMIN_KEY", None)
     try:
         demo = subprocess.Popen(
-            [sys.executable, "-m", "scripts.demo", "--matches", "4", "--exit-after-ladder", "--port", "0"],
+            # A training run of 5 s, not the default 600: still created and trained, but it no
+            # longer takes one of two cores from the ladder for the whole test.
+            [*DEMO, "--matches", "4", "--exit-after-ladder", "--port", "0", "--training-seconds", "5"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -78,6 +85,7 @@ def test_demo_plays_a_ladder_prints_the_leaderboard_and_cleans_up(tmp_path: Path
         links = out.split("API docs", 1)[1]
         assert "/docs" in out and "/replay" in links and "/leaderboard/battle" in links
         assert "celery worker -Q evolution" in out and "/evolution/" in links, "the evolver and its run"
+        assert "celery worker -Q training" in out and "5 s of training on the CPU" in out, "the trainer's run"
         assert "all demo processes stopped" in out
     finally:
         deadline = time.monotonic() + 10

@@ -65,7 +65,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _serve(port: int) -> FakeGateway:
     server = FakeGateway(port)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server
 
 
@@ -85,7 +85,7 @@ def test_503s_are_waited_out_said_once_and_the_demo_goes_on(gateway: FakeGateway
     said: list[str] = []
     api = _api(gateway.server_address[1], said)
     gateway.down = True
-    threading.Timer(2.5, lambda: setattr(gateway, "down", False)).start()
+    threading.Timer(1.0, lambda: setattr(gateway, "down", False)).start()  # back before the third try
 
     assert api.get("/matches") == {"items": []}
     assert api.with_key("other").get("/bots") == {"items": []}
@@ -101,7 +101,7 @@ def test_a_gateway_that_is_not_there_yet_is_waited_for() -> None:
     said: list[str] = []
     port = free_port()
     started: list[FakeGateway] = []
-    threading.Timer(1.5, lambda: started.append(_serve(port))).start()
+    threading.Timer(0.75, lambda: started.append(_serve(port))).start()
     try:
         assert _api(port, said).get("/matches") == {"items": []}
     finally:
@@ -117,8 +117,8 @@ def test_a_platform_that_never_returns_ends_the_wait_with_a_clear_error(gateway:
     gateway.down = True
     started = time.monotonic()
     with pytest.raises(PlatformUnavailable, match=r"unavailable for \d+ s .*giving up .*--outage-wait"):
-        _api(gateway.server_address[1], said, wait_s=2.0).get("/matches")
-    assert 2.0 <= time.monotonic() - started < 10
+        _api(gateway.server_address[1], said, wait_s=1.0).get("/matches")
+    assert 1.0 <= time.monotonic() - started < 10
     assert len(said) == 1, said
     assert issubclass(PlatformUnavailable, ApiError), "the demo's main ends on ApiError: exit 1"
 

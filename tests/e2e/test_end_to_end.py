@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import pytest
 
 from scripts.demo_fleet import hosted_bots as hosted_fleet
 from services.match_runner.commands import worker_command
@@ -34,6 +35,7 @@ def _start_bot(spawn: Callable[..., ManagedProcess], name: str, module: str) -> 
     return url, secret
 
 
+@pytest.mark.e2e
 def test_challenge_played_by_a_real_worker(
     database_url: str, private_redis_url: str, spawn: Callable[..., ManagedProcess]
 ) -> None:

@@ -360,6 +360,7 @@ def _assert_rated_once(cluster: Cluster, bot_ids: list[uuid.UUID]) -> None:
             )
 
 
+@pytest.mark.e2e
 def test_two_worker_hosts_one_cut_off_mid_match_every_match_finished_and_rated_once(
     cluster: Cluster,
 ) -> None:

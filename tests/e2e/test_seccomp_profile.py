@@ -404,6 +404,7 @@ def bubblewrap() -> None:
     require(shutil.which("bwrap"), package="bubblewrap", what="bubblewrap (bwrap)")
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("bubblewrap")
 def test_a_worker_under_the_profile_starts_a_sandbox_and_plays() -> None:
     outcome = run_worker(load_profile())
@@ -421,6 +422,7 @@ def without(profile: dict[str, Any], name: str) -> dict[str, Any]:
     return changed
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("bubblewrap")
 @pytest.mark.parametrize("name", sorted(BUBBLEWRAP_CALLS))
 def test_without_any_one_added_call_bubblewrap_cannot_start(name: str) -> None:

@@ -96,6 +96,7 @@ def test_deployments_on_other_postgres_databases_do_not_hear_each_other(redis_ur
     assert other == {sent}
 
 
+@pytest.mark.slow
 def test_one_namespace_is_shared_and_two_are_apart_whatever_the_database(redis_url: str) -> None:
     other = _other_database(redis_url)
     shared_name = f"shared-{uuid.uuid4().hex[:8]}"

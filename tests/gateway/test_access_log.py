@@ -112,6 +112,7 @@ def test_closing_writes_what_is_held_and_uvicorn_is_quieted() -> None:
     logging.getLogger(UVICORN_ACCESS_LOGGER).setLevel(logging.NOTSET)
 
 
+@pytest.mark.slow
 def test_the_real_server_logs_each_request_once(client: TestClient) -> None:
     """The gateway as deployed (plain `uvicorn` command): our line, with its duration, and not
     uvicorn's own for the same request."""

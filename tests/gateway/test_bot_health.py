@@ -30,6 +30,8 @@ from tests.conftest import ManagedProcess
 from tests.gateway.conftest import Account, BotServer, register_http_bot, runner_policy
 from tests.match_runner.conftest import queue_match, start_worker, wait_for_match
 
+pytestmark = pytest.mark.slow
+
 SUSPEND_AFTER = 3
 """The default of settings.health_suspend_after."""
 

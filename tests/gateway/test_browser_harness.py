@@ -14,6 +14,8 @@ from playwright.sync_api import Browser
 
 from tests.gateway.browser import launch_chromium, offline_page
 
+pytestmark = pytest.mark.browser
+
 PAGES = {
     "/leave": "<script>fetch('/slow'); setTimeout(() => { location.href = '/done' }, 150)</script>",
     "/abort": (

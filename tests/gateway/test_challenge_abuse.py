@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 import httpx
+import pytest
 from fastapi.testclient import TestClient
 
 from tests.gateway.conftest import Account, BotServer, register_http_bot
@@ -72,6 +73,7 @@ def test_admins_may_still_start_rated_challenges(
     assert answer.json()["rated"] is True
 
 
+@pytest.mark.slow
 def test_challenges_are_rate_limited_per_user_across_gateway_processes(
     client: TestClient, gateway_url: str, alice: Account, bob: Account
 ) -> None:

@@ -25,8 +25,9 @@ from tests.cli.conftest import (
 )
 from tests.gateway.conftest import Account, BotServer, unique
 
+pytestmark = pytest.mark.slow
 
-@pytest.mark.slow
+
 def test_bots_challenge_and_leaderboard_commands(
     gateway_url: str, make_user: Callable[..., Account], bot_server: BotServer, tmp_path: Path
 ) -> None:

@@ -42,6 +42,7 @@ def operations(spec: dict[str, Any]) -> set[tuple[str, str]]:
     return {(method.upper(), path) for path, item in spec["paths"].items() for method in item}
 
 
+@pytest.mark.browser
 def test_swagger_ui_renders_every_operation_offline(
     browser: Browser, docs_base: str, spec: dict[str, Any]
 ) -> None:
@@ -61,6 +62,7 @@ def test_swagger_ui_renders_every_operation_offline(
         offline.assert_stayed_offline()
 
 
+@pytest.mark.browser
 def test_swagger_oauth2_redirect_hands_the_token_back(browser: Browser, gateway_url: str) -> None:
     """The redirect page Swagger UI opens after an OAuth2 login passes what it got to its opener."""
     with offline_page(browser, gateway_url) as offline:
@@ -84,6 +86,7 @@ def test_swagger_oauth2_redirect_hands_the_token_back(browser: Browser, gateway_
         offline.assert_stayed_offline()
 
 
+@pytest.mark.browser
 def test_redoc_renders_offline(browser: Browser, docs_base: str, spec: dict[str, Any]) -> None:
     with offline_page(browser, docs_base) as offline:
         page = offline.open("/redoc")
@@ -102,6 +105,7 @@ def test_redoc_renders_offline(browser: Browser, docs_base: str, spec: dict[str,
         offline.assert_stayed_offline()
 
 
+@pytest.mark.browser
 def test_the_guard_blocks_and_records_other_hosts(browser: Browser, gateway_url: str) -> None:
     """The checks above would catch a page reaching out: a request elsewhere is aborted and listed."""
     with offline_page(browser, gateway_url) as offline:

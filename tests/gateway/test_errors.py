@@ -7,6 +7,7 @@ import re
 import uuid
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from tests.gateway.conftest import Account
@@ -70,6 +71,7 @@ def test_openapi_lists_every_domain(client: TestClient) -> None:
     assert client.get("/docs").status_code == 200
 
 
+@pytest.mark.slow
 def test_no_bad_body_on_any_write_route_is_a_500(
     client: TestClient, admin: Account, alice: Account, http_bot: dict[str, Any]
 ) -> None:

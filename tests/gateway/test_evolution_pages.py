@@ -73,6 +73,7 @@ def test_an_unknown_run_gets_an_html_404_page(client: TestClient, raw: str) -> N
     assert len(page.text) < 20_000
 
 
+@pytest.mark.browser
 def test_the_run_page_in_a_browser_draws_everything_and_follows_new_events(
     gateway_url: str, client: TestClient, alice: Account
 ) -> None:

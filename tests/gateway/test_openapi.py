@@ -288,6 +288,7 @@ def browser() -> Iterator[Browser]:
         yield chromium
 
 
+@pytest.mark.browser
 def test_docs_authorize_then_try_it_out(browser: Browser, gateway_url: str, alice: Account) -> None:
     """Authorize with a key in /docs, then Try it out on GET /api/v1/me: the call carries the key
     and answers 200 with the key's user."""

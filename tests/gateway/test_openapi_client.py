@@ -72,6 +72,7 @@ def _call(generated: ModuleType, module: str, **kwargs: Any) -> Any:
     return endpoint.sync_detailed(**kwargs)
 
 
+@pytest.mark.slow
 def test_the_generated_client_registers_a_bot_reads_the_leaderboard_and_runs_training(
     generated: ModuleType, gateway_url: str, alice: Account, bot_server: BotServer
 ) -> None:

@@ -22,6 +22,8 @@ from shared.protocol.signing import generate_secret
 from tests.conftest import PYTHON, ManagedProcess, free_port
 from tests.owned_services import OwnedPostgres, OwnedRedis, owned_postgres, owned_redis
 
+pytestmark = pytest.mark.slow
+
 ADMIN_KEY = "arena_admin_" + secrets.token_urlsafe(24)
 LEADERBOARD = "/api/v1/leaderboard/podracing"
 API_READS = [LEADERBOARD, "/api/v1/matches", "/api/v1/bots", f"/api/v1/matches/{uuid.uuid4()}", "/api/v1/me"]

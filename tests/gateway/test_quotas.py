@@ -364,6 +364,7 @@ def quota_gateway(client: TestClient) -> Iterator[str]:
         process.stop()
 
 
+@pytest.mark.slow
 def test_concurrent_registrations_across_processes_never_overshoot(
     client: TestClient, limit: Callable[..., None], quota_gateway: str, make_user: Callable[..., Account]
 ) -> None:
@@ -386,6 +387,7 @@ def test_concurrent_registrations_across_processes_never_overshoot(
     refused(new_hosted_bot(client, alice), "ARENA_QUOTA_BOTS_PER_HOUR", (HOUR_S - 60, HOUR_S))
 
 
+@pytest.mark.slow
 def test_the_cli_shows_a_quota_refusal_in_one_line(
     quota_gateway: str, make_user: Callable[..., Account], tmp_path: Path
 ) -> None:

@@ -21,6 +21,8 @@ from schemathesis.checks import not_a_server_error
 
 from tests.gateway.conftest import ADMIN_KEY
 
+pytestmark = pytest.mark.slow
+
 MAX_EXAMPLES = int(os.environ.get("ARENA_SCHEMATHESIS_EXAMPLES", "10"))
 """Per operation. Raise it for a deeper hunt (200 takes a few minutes)."""
 SENT: list[tuple[str, int]] = []

@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from playwright.sync_api import Page, expect
 from sqlalchemy import select, update
@@ -137,6 +138,7 @@ def job_status(run_id: uuid.UUID) -> JobStatus:
     return JobStatus(status)
 
 
+@pytest.mark.browser
 def test_the_run_page_draws_the_history_follows_live_events_and_stops_the_run(
     gateway_url: str, client: TestClient, alice: Account
 ) -> None:

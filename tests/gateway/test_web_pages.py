@@ -259,6 +259,7 @@ def test_static_files_have_cache_headers(client: TestClient, database_url: str) 
         assert client.get(missing).status_code == 404, missing
 
 
+@pytest.mark.browser
 def test_front_page_in_a_browser(gateway_url: str, front_page_data: FrontPageData, database_url: str) -> None:
     """Chromium shows the hostile names as text, runs none of them, and styles the page from
     /static, with nothing requested from anywhere but the gateway."""
@@ -282,6 +283,7 @@ def test_front_page_in_a_browser(gateway_url: str, front_page_data: FrontPageDat
         offline.assert_stayed_offline()
 
 
+@pytest.mark.slow
 def test_templates_and_static_files_ship_in_the_wheel(tmp_path: Path) -> None:
     """A non-editable install (the Docker image) gets every template and static file."""
     source = tmp_path / "src"

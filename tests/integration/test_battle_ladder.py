@@ -71,6 +71,7 @@ def battle_ladder_world(database_url: str, redis_url: str) -> Iterator[None]:
     clear()
 
 
+@pytest.mark.slow
 def test_ladder_battle_between_hosted_bots_is_played_rated_and_replayable(
     battle_ladder_world: None, owner_id: uuid.UUID, sandbox_tmp: Path, redis_url: str
 ) -> None:

@@ -71,6 +71,7 @@ def cg_worker(database_url: str, redis_url: str, sandbox_tmp: Path) -> Iterator[
     process.stop()
 
 
+@pytest.mark.slow
 def test_codingame_script_races_a_full_match_through_the_worker(
     cg_worker: ManagedProcess, owner_id: uuid.UUID, sandbox_tmp: Path
 ) -> None:

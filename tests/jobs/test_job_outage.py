@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 
+import pytest
 from sqlalchemy import select
 
 from shared.config import get_settings
@@ -19,6 +20,8 @@ from shared.states import JobStatus
 from tests.conftest import PYTHON, ManagedProcess
 from tests.jobs.sample_service import SAMPLE, TASK_SAMPLE_CHUNK, metadata, results
 from tests.owned_services import owned_postgres, owned_redis
+
+pytestmark = pytest.mark.slow
 
 OUTAGE_S = 8.0
 RECOVERY_LIMIT_S = 30.0

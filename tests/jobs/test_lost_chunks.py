@@ -224,6 +224,7 @@ def test_the_beats_lost_message_check_looks_for_chunks_too(monkeypatch: pytest.M
     assert checked == ["matches", "chunks"]
 
 
+@pytest.mark.slow
 def test_a_job_whose_message_redis_lost_runs_within_seconds(
     broker: OwnedRedis, settings: Settings, send: Callable[..., None], new_job: Callable[..., uuid.UUID]
 ) -> None:

@@ -37,6 +37,7 @@ def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
     process.stop()
 
 
+@pytest.mark.slow
 def test_a_match_played_by_a_real_worker_is_watched_live_turn_by_turn(
     gateway_url: str, worker: ManagedProcess, two_bots: list[uuid.UUID]
 ) -> None:
@@ -71,6 +72,7 @@ def test_a_match_played_by_a_real_worker_is_watched_live_turn_by_turn(
     assert [actions for m in turns for actions in m["actions"]] == [t["actions"] for t in replay["turns"]]
 
 
+@pytest.mark.slow
 def test_a_long_match_finishes_when_the_events_redis_is_down(
     database_url: str, redis_url: str, two_bots: list[uuid.UUID]
 ) -> None:

@@ -117,6 +117,7 @@ class FrozenClient:
             messages += opcode == 1
 
 
+@pytest.mark.slow
 def test_a_live_match_starts_with_frame_zero_then_relays_frames_until_it_finishes(
     gateway_url: str, queued_match: uuid.UUID
 ) -> None:

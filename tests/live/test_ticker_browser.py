@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from sqlalchemy import select
 
 from shared.db.models import Bot
@@ -27,6 +28,7 @@ RECORD_LIVE_ROWS = """() => {
 }"""
 
 
+@pytest.mark.browser
 def test_the_front_page_ticker_shows_a_match_finishing(
     gateway_url: str,
     worker: ManagedProcess,  # noqa: F811

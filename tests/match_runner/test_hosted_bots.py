@@ -22,6 +22,8 @@ from shared.replay_store import load_replay
 from tests.conftest import ManagedProcess
 from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
 
+pytestmark = pytest.mark.slow
+
 HOSTED_SOURCE = """
 def decide(observation):
     pods = []

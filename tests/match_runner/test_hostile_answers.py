@@ -23,6 +23,8 @@ from shared.play.turns import play_match
 from tests.conftest import ManagedProcess
 from tests.match_runner.conftest import WORKER_ENV, RunningBot, queue_match, wait_for_match
 
+pytestmark = pytest.mark.slow
+
 MAX_FAILURES = int(WORKER_ENV["ARENA_MAX_CONSECUTIVE_FAILURES"])
 
 FAILING = [

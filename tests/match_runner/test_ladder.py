@@ -177,6 +177,7 @@ def test_ladder_seats_the_games_ladder_size_even_when_more_bots_could_play(
             assert len(match.participants) == 2
 
 
+@pytest.mark.slow
 def test_a_stale_ladder_tick_expires_instead_of_scheduling(
     ladder_world: None, register_bot: Callable[..., uuid.UUID], redis_url: str
 ) -> None:

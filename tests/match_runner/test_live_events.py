@@ -109,6 +109,7 @@ def _stored(
         return match, participants, rating_rows, names
 
 
+@pytest.mark.slow
 def test_a_real_match_announces_its_start_and_its_rated_result(
     worker: ManagedProcess, two_bots: list[uuid.UUID]
 ) -> None:
@@ -148,6 +149,7 @@ def test_a_real_match_announces_its_start_and_its_rated_result(
     assert _published(worker.metrics_url, "sent") >= 2  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_a_failed_match_announces_its_failure(
     worker: ManagedProcess, register_bot: Callable[..., uuid.UUID]
 ) -> None:
@@ -165,6 +167,7 @@ def test_a_failed_match_announces_its_failure(
     ]
 
 
+@pytest.mark.slow
 def test_a_match_the_reaper_gives_up_on_announces_its_failure(
     worker: ManagedProcess, two_bots: list[uuid.UUID]
 ) -> None:
@@ -205,6 +208,7 @@ def _silent_port(sock: socket.socket) -> int:
     return int(sock.getsockname()[1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("events_redis", ["down", "stalled"])
 def test_a_match_finishes_and_is_rated_when_the_events_redis_is_unusable(
     database_url: str, redis_url: str, two_bots: list[uuid.UUID], events_redis: str

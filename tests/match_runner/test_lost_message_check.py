@@ -116,6 +116,7 @@ def _take_from_queue(client: redis.Redis, match_id: uuid.UUID) -> bytes:
     return raw
 
 
+@pytest.mark.slow
 def test_only_the_match_whose_message_is_gone_is_sent_again_and_once(
     client: redis.Redis, settings: Settings, send: Callable[..., None], new_match: Callable[[], uuid.UUID]
 ) -> None:

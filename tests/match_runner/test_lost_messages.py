@@ -33,6 +33,8 @@ from tests.match_runner.conftest import (
     wait_for_match,
 )
 
+pytestmark = pytest.mark.slow
+
 DAY = timedelta(days=1).total_seconds()
 THRESHOLD_S = 5 * DAY
 """Stale and lost thresholds of the reaper rounds in these tests: only backdated rows qualify."""

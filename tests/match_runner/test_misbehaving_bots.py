@@ -19,6 +19,8 @@ from shared.replay_store import load_replay
 from tests.conftest import ManagedProcess
 from tests.match_runner.conftest import WORKER_ENV, RunningBot, queue_match, wait_for_match
 
+pytestmark = pytest.mark.slow
+
 MAX_FAILURES = int(WORKER_ENV["ARENA_MAX_CONSECUTIVE_FAILURES"])
 
 FORFEITING = [

@@ -35,6 +35,8 @@ from tests.conftest import PYTHON, ManagedProcess
 from tests.match_runner.conftest import SMALL_RACE, WORKER_ENV, RunningBot, start_bot, start_worker
 from tests.owned_services import OwnedPostgres, OwnedRedis, owned_postgres, owned_redis
 
+pytestmark = pytest.mark.slow
+
 OUTAGE_S = 12.0
 """Longer than the capped retry delay (shared.queue.OUTAGE_RETRY_MAX_S): the backoff reaches its cap."""
 RECOVERY_LIMIT_S = 30.0

@@ -86,6 +86,7 @@ def _run_ladder(
     return met
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_every_pair_within_reach_meets_including_a_newcomer(
     seed: int,

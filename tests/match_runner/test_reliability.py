@@ -72,6 +72,7 @@ def slow_pair(
     return bots, [register_bot(bot) for bot in bots]
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_match_is_finished_and_rated_exactly_once(
     database_url: str, redis_url: str, slow_pair: tuple[list[RunningBot], list[uuid.UUID]]
 ) -> None:
@@ -106,6 +107,7 @@ def test_worker_killed_mid_match_is_finished_and_rated_exactly_once(
     assert sorted(p.rank for p in participants) in ([0, 1], [0, 0])
 
 
+@pytest.mark.slow
 def test_play_task_for_a_finished_match_changes_nothing(
     worker: ManagedProcess,
     good_bot: RunningBot,

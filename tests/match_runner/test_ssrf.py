@@ -141,7 +141,7 @@ def test_check_health_refuses_loopback_without_connecting() -> None:
             pass
 
     server = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
         endpoint = f"http://127.0.0.1:{server.server_address[1]}"
         with pytest.raises(EndpointRefused):
@@ -175,7 +175,7 @@ class _EchoHost(BaseHTTPRequestHandler):
 @pytest.fixture()
 def echo_server() -> Iterator[HTTPServer]:
     server = HTTPServer(("127.0.0.1", 0), _EchoHost)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield server
     server.shutdown()
 
@@ -233,7 +233,7 @@ def test_https_uses_the_bot_name_for_sni_and_certificate_checks(tmp_path: Path) 
     context.sni_callback = lambda sock, name, ctx: server_names.append(name)  # type: ignore[assignment,misc]
     server = HTTPServer(("127.0.0.1", 0), _EchoHost)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     port = server.server_address[1]
     try:
         pinned = ResolvedEndpoint(

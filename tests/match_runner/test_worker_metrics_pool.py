@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from services.match_runner.commands import worker_command
@@ -33,6 +34,7 @@ def _samples(url: str) -> dict[str, float]:
     return totals
 
 
+@pytest.mark.slow
 def test_both_pool_processes_are_counted_on_the_one_port(
     tmp_path: Path, good_bot: RunningBot, register_bot: Callable[..., uuid.UUID]
 ) -> None:
@@ -80,6 +82,7 @@ def test_both_pool_processes_are_counted_on_the_one_port(
         worker.stop()
 
 
+@pytest.mark.slow
 def test_the_process_tree_collector_adds_the_childrens_cpu() -> None:
     burn = (
         "import time\nend = time.process_time() + 0.6\nwhile time.process_time() < end: pass\ntime.sleep(30)"

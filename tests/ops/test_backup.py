@@ -44,6 +44,8 @@ from tests.conftest import (
 )
 from tests.match_runner.conftest import SMALL_RACE, RunningBot, start_bot, start_worker
 
+pytestmark = pytest.mark.slow
+
 LONG_RACE = {"laps": 3, "max_turns": 120}
 """The match that runs through the dump: ~120 turns against bots that take 50 ms a turn."""
 

@@ -298,6 +298,7 @@ def _exported(scrapes: dict[str, str]) -> dict[str, set[str]]:
     return {service: set().union(*exported_names(text).values()) for service, text in scrapes.items()}
 
 
+@pytest.mark.slow
 def test_every_metric_a_panel_or_alert_reads_is_exported_by_a_service(scrapes: dict[str, str]) -> None:
     exported = _exported(scrapes)
     anywhere = set().union(*exported.values())
@@ -318,6 +319,7 @@ def test_every_metric_a_panel_or_alert_reads_is_exported_by_a_service(scrapes: d
     assert not empty, "declared but without any series yet:\n" + "\n".join(empty)
 
 
+@pytest.mark.slow
 def test_each_service_dashboard_reads_only_its_service_and_shows_all_it_exports(
     scrapes: dict[str, str],
 ) -> None:
@@ -351,6 +353,7 @@ def test_promtool_finds_nothing_to_lint_in_any_scrape(scrapes: dict[str, str]) -
         )
 
 
+@pytest.mark.slow
 def test_a_metric_several_services_export_is_always_read_for_one_job(scrapes: dict[str, str]) -> None:
     """The evolver's in-process evaluation matches have arena_runner_* series too, and every process
     has process_* and the live-event counters: a query that did not pick the job would mix them

@@ -8,6 +8,7 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 import redis
 import yaml
 
@@ -29,6 +30,7 @@ def _wait_gone(pid: int, timeout: float = 10.0) -> None:
     raise TimeoutError(f"redis-server {pid} still runs")
 
 
+@pytest.mark.slow
 def test_embedded_redis_keeps_queue_messages_through_a_crash(tmp_path: Path) -> None:
     url, stop = start_embedded_redis(tmp_path)
     client = redis.Redis.from_url(url)

@@ -63,6 +63,7 @@ def gained(before: dict[str, float], after: dict[str, float]) -> dict[str, float
     return {key: after[key] - before[key] for key in before}
 
 
+@pytest.mark.slow
 def test_a_training_chunk_records_each_iteration(redis_url: str) -> None:
     import torch
 
@@ -145,6 +146,7 @@ def stub() -> Iterator[LlmStub]:
     server.close()
 
 
+@pytest.mark.slow
 def test_an_evolution_run_records_calls_tokens_spend_failures_candidates_and_generations(
     stub: LlmStub,
 ) -> None:

@@ -78,6 +78,7 @@ def assert_error(client: TestClient, match_id: uuid.UUID, status: int, words: st
         assert answer.headers.get("Retry-After") == "5", "an outage says when to try again"
 
 
+@pytest.mark.slow
 def test_a_played_match_writes_its_replay_to_files_by_default(
     database_url: str,
     redis_url: str,
@@ -105,6 +106,7 @@ def test_a_played_match_writes_its_replay_to_files_by_default(
     assert_error(client, match.id, 410, "missing from replay storage")
 
 
+@pytest.mark.slow
 def test_a_played_match_writes_its_replay_to_s3_and_the_gateway_serves_it(
     database_url: str,
     redis_url: str,

@@ -81,6 +81,7 @@ def run_command(url: str, endpoint: str, bucket: str, *args: str) -> subprocess.
     )
 
 
+@pytest.mark.slow
 def test_the_command_moves_replays_in_batches_resumably_and_idempotently(
     database: tuple[str, Engine], s3_endpoint: str
 ) -> None:
@@ -126,6 +127,7 @@ def test_the_command_moves_replays_in_batches_resumably_and_idempotently(
     assert rows(engine).keys() == final.keys()
 
 
+@pytest.mark.slow
 def test_replays_in_another_store_move_too_and_missing_bytes_are_reported(
     database: tuple[str, Engine], s3_endpoint: str, tmp_path: Path
 ) -> None:
@@ -151,6 +153,7 @@ def test_replays_in_another_store_move_too_and_missing_bytes_are_reported(
     assert f"not moved: match {gone}" in command.stderr
 
 
+@pytest.mark.slow
 def test_an_unreachable_store_stops_the_run_and_changes_nothing(database: tuple[str, Engine]) -> None:
     _, engine = database
     endpoint = f"http://127.0.0.1:{free_port()}"

@@ -297,6 +297,7 @@ def test_huge_allocation_fails(hosted, secret: str) -> None:
     assert isinstance(ask(attacker, secret, timeout=10), dict), "the bot died after MemoryError"
 
 
+@pytest.mark.slow
 def test_cpu_spin_is_killed(hosted, secret: str) -> None:
     attacker = hosted(bot("while True:\n    pass\n"), SandboxLimits(cpu_seconds=1))
     outcome = ask(attacker, secret, timeout=0.5)

@@ -267,6 +267,7 @@ def test_the_same_request_twice_is_refused(
         assert fresh_connection.post("/turn", content=body, headers=headers).status_code == 401
 
 
+@pytest.mark.slow
 @IMPLEMENTATIONS
 def test_concurrent_copies_of_one_request_are_served_once(
     sdk_process: Callable[..., str], secret: str, implementation: str

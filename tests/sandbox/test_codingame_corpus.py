@@ -25,6 +25,7 @@ def test_the_corpus_passes_the_gate_unchanged(path: Path) -> None:
     assert [str(p) for p in check_source(path.read_text(encoding="utf-8"), contract="codingame")] == []
 
 
+@pytest.mark.slow
 def test_the_corpus_races_through_the_hosted_runner(tmp_path: Path) -> None:
     """The bots two by two (the odd one out against the built-in runner), the races played at once."""
     seats = [f"codingame:{path}" for path in CORPUS]

@@ -264,6 +264,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
     return calls
 
 
+@pytest.mark.slow
 @requires_bwrap
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_what_a_bot_starts_after_quiet_turns_gets_no_cpu_between_turns(

@@ -187,6 +187,7 @@ def test_warm_pool_hands_out_started_bots_once(secret: str) -> None:
         pool.close()
 
 
+@pytest.mark.slow
 @requires_bwrap
 def test_sandboxes_the_pool_refills_in_the_background_stay_alive(secret: str) -> None:
     """bubblewrap's --die-with-parent follows the thread that started it: a sandbox started by a

@@ -185,6 +185,7 @@ def test_the_host_socket_lives_where_only_the_host_can_write(hosted, secret) -> 
 # -- cgroups ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @requires_cgroups
 def test_forked_children_together_cannot_exceed_the_memory_limit(hosted, secret) -> None:
     limits = SandboxLimits(memory_mb=256)
@@ -278,6 +279,7 @@ return {"spinning": True}
 """
 
 
+@pytest.mark.slow
 @requires_cgroups
 def test_spinners_left_by_decide_get_no_cpu_between_turns(secret) -> None:
     sandbox = SandboxedBot(bot(SPINNERS, "STARTED = []\n"), secret=secret)

@@ -131,6 +131,7 @@ def test_four_players_play_to_the_end() -> None:
     assert len(replay["frames"][-1]["units"]) == 12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["aggressive", "defensive", "sniper"])
 def test_builtin_bot_beats_idle(name: str) -> None:
     bot = GAME.builtin_bots()[name]

@@ -10,7 +10,7 @@ import torch
 from shared.games.podracing.engine import RaceConfig
 from tests.games.podracing.test_torch_parity import play_parity
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])

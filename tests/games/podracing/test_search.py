@@ -302,6 +302,7 @@ def test_a_seed_and_an_iteration_cap_make_it_reproducible() -> None:
     assert [other(observation) for observation in seen] != runs[0], "the seed should matter"
 
 
+@pytest.mark.slow
 def test_it_beats_the_runner() -> None:
     """Seeded and capped by iterations, so the races are the same on every run (and it can lose)."""
     outcomes = []

@@ -130,6 +130,7 @@ def test_auto_reset_restarts_finished_races_on_new_tracks() -> None:
     assert not torch.equal(races.cp_x, cps_before)
 
 
+@pytest.mark.slow
 def test_step_never_reads_tensor_data() -> None:
     """On the meta device tensors have no data: any .item(), bool(tensor), .tolist() or
     data-dependent shape would raise, so a full step there proves the step is sync-free."""
@@ -177,6 +178,7 @@ def test_track_generator_stays_valid_when_sampling_fails() -> None:
     _assert_valid(tracks, 4, 8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_batched_env_contract(dtype: torch.dtype) -> None:
     env = BatchedPodracingEnv(64, dtype=dtype, config=RaceConfig(laps=1, max_turns=40), seed=2)

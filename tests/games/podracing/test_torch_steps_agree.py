@@ -64,6 +64,7 @@ def _hostile_commands(
     return target, thrust, boost, shield
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_cpu_step_equals_sync_free_step(dtype: torch.dtype) -> None:
     config = RaceConfig(laps=1, max_collisions_per_turn=3, timeout_turns=40, max_turns=120)
