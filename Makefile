@@ -80,5 +80,6 @@ bench: install ## benchmarks: print figures and ratios against baselines measure
 	$(PY) -m scripts.eval_trained_bot --races 500 --search-races 100
 	$(PY) -m scripts.eval_trained_bot --bot examples/bots/podracing_hybrid.py --races 0 --search-races 100
 
-clean: ## remove the virtual environment, caches and the demo's data
+clean: ## remove the virtual environment, caches and the demo's data (and say what it leaves on servers)
+	@cat .arena-data/demo/left-on-servers.txt 2>/dev/null || true
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .arena-data

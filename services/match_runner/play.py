@@ -22,7 +22,7 @@ from collections.abc import Callable
 from services.match_runner import announce, metrics
 from services.match_runner.health import HealthCheck, record_checks
 from services.match_runner.outcome import Outcome
-from services.match_runner.seats import OpenSeat, close_seats, open_seats
+from services.match_runner.seats import OpenSeat, SeatProblem, close_seats, open_seats
 from services.match_runner.store import (
     MatchPlan,
     Seat,
@@ -46,6 +46,11 @@ log = logging.getLogger(__name__)
 
 class NoBotReachable(Exception):
     """Every bot failed to start or to answer its health check: there is no contest to play."""
+
+
+class OperatorError(Exception):
+    """The platform cannot open a bot through no fault of the bot (its secret cannot be decrypted):
+    the match fails, naming the cause, instead of being played as a forfeit."""
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -99,6 +104,9 @@ async def _play(
     try:
         await _record_health(plan.seats, opened, settings)
         problems = _public_problems(plan.seats, opened)
+        operator = [seat.problem for seat in opened if seat.category is SeatProblem.SECRET_KEY]
+        if operator:
+            raise OperatorError(f"operator error: {'; '.join(p for p in operator if p)}")
         if not any(seat.reachable for seat in opened):
             raise NoBotReachable(f"no bot could be reached: {'; '.join(problems)}")
 
@@ -164,7 +172,7 @@ def run_match(match_id: uuid.UUID, settings: Settings | None = None) -> Outcome:
     except MatchLost:
         log.warning("match %s was taken away from this worker; dropping our result", match_id)
         return Outcome.LOST
-    except NoBotReachable as exc:
+    except (NoBotReachable, OperatorError) as exc:
         _fail(match_id, attempt, str(exc), plan)
         metrics.MATCHES.labels(plan.game, Outcome.FAILED).inc()
         return Outcome.FAILED

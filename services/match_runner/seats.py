@@ -39,11 +39,14 @@ class SeatProblem(StrEnum):
     HEALTH_CHECK_FAILED = "health check failed"
     START_FAILED = "failed to start"
     PLATFORM = "platform error"
-    """Our fault (no sandbox, undecryptable secret): never counted against the bot."""
+    """Our fault (no sandbox, a crash opening the bot): never counted against the bot."""
+    SECRET_KEY = "platform error: the bot's secret cannot be decrypted"
+    """The operator's fault: the secret key changed since the secret was stored (or the row is
+    corrupt). The match is not played at all (play.py): every such match would be a forfeit."""
 
     @property
     def bot_fault(self) -> bool:
-        return self is not SeatProblem.PLATFORM
+        return self not in (SeatProblem.PLATFORM, SeatProblem.SECRET_KEY)
 
 
 @dataclass
@@ -116,8 +119,14 @@ async def _checked(
 async def open_seat(seat: Seat, game: str, settings: Settings) -> OpenSeat:
     try:
         secret = decrypt_secret(settings, seat.secret_encrypted)
-    except SecretDecryptionError as exc:
-        return _unreachable(str(exc), SeatProblem.PLATFORM)
+    except SecretDecryptionError:
+        problem = (
+            f"cannot decrypt bot {seat.bot_name!r}'s secret (bot {seat.bot_id}): the secret key changed "
+            "(ARENA_SECRET_KEY) since the secret was stored, or the row is corrupt; run the platform "
+            "with the key it was stored with"
+        )
+        log.error("%s", problem)
+        return _unreachable(problem, SeatProblem.SECRET_KEY)
     try:
         if seat.kind == BotKind.HOSTED:
             return await _open_hosted(seat, secret, game, settings)

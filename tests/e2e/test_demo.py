@@ -86,6 +86,9 @@ def test_demo_plays_a_ladder_prints_the_leaderboard_and_cleans_up(tmp_path: Path
         assert "/docs" in out and "/replay" in links and "/leaderboard/battle" in links
         assert "celery worker -Q evolution" in out and "/evolution/" in links, "the evolver and its run"
         assert "celery worker -Q training" in out and "5 s of training on the CPU" in out, "the trainer's run"
+        assert "==> Stopping the demo's runs" in out, (
+            "--exit-after-ladder stops its training and evolution runs"
+        )
         assert "all demo processes stopped" in out
     finally:
         deadline = time.monotonic() + 10
