@@ -14,13 +14,15 @@ is the JSON `[args, kwargs, embed]`.
 
 Whoever reads these to find lost messages (services/match_runner/lost.py for play messages,
 shared/jobs/lost.py for long-job chunk messages) asks the same two questions: is a message one a
-worker will run (`is_live`), and is a message missing in two looks (`missing_twice`)?
+worker will run (`is_live`), and is a message missing in two looks (`missing_twice`)? And both
+then do the same with what is missing (`resend_lost`).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import logging
 import time
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
@@ -29,6 +31,9 @@ from functools import cache
 from typing import Any, TypeVar
 
 import redis
+
+from shared.logging_throttle import LogThrottle
+from shared.outages import describe
 
 UNACKED_KEY = "unacked"
 """The hash of taken, unacknowledged messages by delivery tag (kombu's `unacked_key`)."""
@@ -52,6 +57,7 @@ process); taken only when something seems lost."""
 REDIS_TIMEOUT_S = 5.0
 
 Key = TypeVar("Key", bound=Hashable)
+Sent = TypeVar("Sent")
 
 
 class UnreadableBroker(Exception):
@@ -166,3 +172,60 @@ def missing_twice(
         sleep(confirm_after_s)
         missing -= held()
     return missing
+
+
+@dataclass(frozen=True)
+class LostMessages:
+    """What one lost-message check resends, in the words of its log lines."""
+
+    message: str
+    """The kind of message, e.g. "play message"."""
+    holders: str
+    """What such messages belong to, e.g. "queued matches"."""
+    log: logging.Logger
+    unreadable_log: LogThrottle
+    """One line per kind of broker failure and interval, however often the check runs."""
+
+
+def resend_lost(
+    kind: LostMessages,
+    find: Callable[[], set[Key]],
+    mark: Callable[[list[Key]], list[Sent]],
+    send: Callable[[Sent], None],
+    name: Callable[[Sent], str],
+) -> list[Sent]:
+    """Send again what `find()` says the broker lost, after `mark` records the resend in the
+    database (which returns what to send: those another check did not take first); returns them.
+
+    Nothing is sent when the broker cannot be read (Redis down: sends would fail too; `find` raises
+    UnreadableBroker or a Redis error). A send that fails stays marked as sent now: the check finds
+    it again one grace period later."""
+    try:
+        lost = find()
+    except (UnreadableBroker, redis.RedisError) as exc:
+        kind.unreadable_log.log(
+            kind.log,
+            logging.WARNING,
+            type(exc).__name__,
+            "cannot tell which %ss the broker holds (%s); none resent this round",
+            kind.message,
+            describe(exc),
+        )
+        return []
+    resent = mark(sorted(lost, key=str))
+    for item in resent:
+        try:
+            send(item)
+        except Exception as exc:
+            kind.log.warning(
+                "could not send %s again (%s); the next check retries", name(item), describe(exc)
+            )
+    if resent:
+        kind.log.warning(
+            "sent again the %s of %d %s the broker no longer held: %s",
+            kind.message,
+            len(resent),
+            kind.holders,
+            ", ".join(name(item) for item in resent),
+        )
+    return resent

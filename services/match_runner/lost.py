@@ -33,21 +33,21 @@ from services.match_runner.store import mark_resent, queued_before
 from shared.broker_contents import (
     CONFIRM_AFTER_S,
     HeldMessage,
-    UnreadableBroker,
+    LostMessages,
     broker_client,
     held_messages,
     is_live,
     missing_twice,
+    resend_lost,
 )
 from shared.config import Settings
 from shared.logging_throttle import LogThrottle
 from shared.matches import TASK_PLAY_MATCH, enqueue_match
-from shared.outages import describe
 from shared.queue import QUEUE_MATCHES
 
 log = logging.getLogger(__name__)
 
-_unreadable_log = LogThrottle()
+_KIND = LostMessages("play message", "queued matches", log, LogThrottle())
 
 
 def held_match_ids(messages: Iterable[HeldMessage], reserved_s: float, now: float) -> set[uuid.UUID]:
@@ -86,35 +86,18 @@ def resend_lost_messages(
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[uuid.UUID]:
     """Send again the play message of every queued match the broker lost; returns those sent.
-
-    Nothing is sent when the broker cannot be read (Redis down: sends would fail too) or holds more
-    than `lost_message_scan_limit` messages; the reaper remains the fallback. A send that fails
-    leaves its match marked as sent now: the check finds it again one grace period later."""
+    The reaper remains the fallback for what the check cannot see (`resend_lost`)."""
     candidates = queued_before(settings.lost_message_grace_s)
     if not candidates:
         return []
-    try:
-        broker = client or broker_client(settings.redis_url)
-        lost = find_lost(broker, candidates, settings, sleep=sleep)
-    except (UnreadableBroker, redis.RedisError) as exc:
-        _unreadable_log.log(
-            log,
-            logging.WARNING,
-            type(exc).__name__,
-            "cannot tell which play messages the broker holds (%s); none resent this round",
-            describe(exc),
-        )
-        return []
-    resent = mark_resent(sorted(lost), settings.lost_message_grace_s)
-    for match_id in resent:
-        try:
-            send(match_id)
-        except Exception as exc:
-            log.warning("could not send match %s again (%s); the next check retries", match_id, describe(exc))
-    if resent:
-        log.warning(
-            "sent again the play message of %d queued matches the broker no longer held: %s",
-            len(resent),
-            ", ".join(str(match_id) for match_id in resent),
-        )
-    return resent
+
+    def find() -> set[uuid.UUID]:
+        return find_lost(client or broker_client(settings.redis_url), candidates, settings, sleep=sleep)
+
+    return resend_lost(
+        _KIND,
+        find,
+        lambda lost: mark_resent(lost, settings.lost_message_grace_s),
+        send,
+        lambda match_id: f"match {match_id}",
+    )

@@ -28,20 +28,20 @@ import redis
 from shared.broker_contents import (
     CONFIRM_AFTER_S,
     HeldMessage,
-    UnreadableBroker,
+    LostMessages,
     broker_client,
     held_messages,
     is_live,
     missing_twice,
+    resend_lost,
 )
 from shared.config import Settings
 from shared.jobs.store import ChunkMessage, mark_chunks_resent, queued_chunks_before
 from shared.logging_throttle import LogThrottle
-from shared.outages import describe
 
 log = logging.getLogger(__name__)
 
-_unreadable_log = LogThrottle()
+_KIND = LostMessages("chunk message", "queued jobs", log, LogThrottle())
 
 ChunkKey = tuple[str, uuid.UUID, int]
 """A chunk message as the check compares them: (task name, job id, chunk)."""
@@ -96,40 +96,22 @@ def resend_lost_chunks(
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[uuid.UUID]:
     """Send again the chunk message of every queued job the broker lost; returns those jobs.
-
-    Nothing is sent when the broker cannot be read (Redis down: sends would fail too) or holds more
-    than `lost_message_scan_limit` messages; the reaper's `job_resend_after_s` remains the fallback.
-    A send that fails leaves its job marked as sent now: the check finds it again one grace later."""
+    The reaper's `job_resend_after_s` remains the fallback for what the check cannot see
+    (`resend_lost`)."""
     candidates = queued_chunks_before(settings.lost_message_grace_s)
     if not candidates:
         return []
-    try:
-        broker = client or broker_client(settings.redis_url)
-        lost = find_lost_chunks(broker, candidates, settings, sleep=sleep)
-    except (UnreadableBroker, redis.RedisError) as exc:
-        _unreadable_log.log(
-            log,
-            logging.WARNING,
-            type(exc).__name__,
-            "cannot tell which chunk messages the broker holds (%s); none resent this round",
-            describe(exc),
+
+    def find() -> set[uuid.UUID]:
+        return find_lost_chunks(
+            client or broker_client(settings.redis_url), candidates, settings, sleep=sleep
         )
-        return []
-    resent = mark_chunks_resent(sorted(lost), settings.lost_message_grace_s)
-    for message in resent:
-        try:
-            send(message)
-        except Exception as exc:
-            log.warning(
-                "could not send chunk %d of job %s again (%s); the next check retries",
-                message.chunk,
-                message.job_id,
-                describe(exc),
-            )
-    if resent:
-        log.warning(
-            "sent again the chunk message of %d queued jobs the broker no longer held: %s",
-            len(resent),
-            ", ".join(f"{message.job_id} (chunk {message.chunk})" for message in resent),
-        )
+
+    resent = resend_lost(
+        _KIND,
+        find,
+        lambda lost: mark_chunks_resent(lost, settings.lost_message_grace_s),
+        send,
+        lambda message: f"chunk {message.chunk} of job {message.job_id}",
+    )
     return [message.job_id for message in resent]

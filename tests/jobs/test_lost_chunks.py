@@ -10,6 +10,7 @@ and check with a grace of days: jobs of other test modules are never touched.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -191,7 +192,9 @@ def test_a_broker_it_cannot_read_makes_it_send_nothing(
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(lost_chunks, "_unreadable_log", LogThrottle())  # said once per test
+    monkeypatch.setattr(
+        lost_chunks, "_KIND", dataclasses.replace(lost_chunks._KIND, unreadable_log=LogThrottle())
+    )  # said once per test
     new_job()  # no message anywhere: lost, if only the check could tell
     if broken == "unreadable message":
         client.lpush(QUEUE_TRAINING, b"not a celery message")

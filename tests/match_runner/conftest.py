@@ -122,6 +122,32 @@ def queue_match(
     return match_id
 
 
+def match_between_new_bots(
+    database_url: str, bots: list[RunningBot], prefix: str, *, seed: int | None = None
+) -> uuid.UUID:
+    """A queued small race (message not sent) between `bots`, registered afresh under a new user
+    in the database at `database_url`: their only match, so nothing else of theirs interferes."""
+    settings = get_settings()
+    with session_scope(database_url) as session:
+        user = User(name=f"{prefix}-{uuid.uuid4().hex[:8]}")
+        session.add(user)
+        session.flush()
+        bot_ids = []
+        for bot in bots:
+            row = Bot(
+                owner_id=user.id,
+                name=f"{prefix}-{uuid.uuid4().hex[:8]}",
+                game="podracing",
+                kind="http",
+                endpoint=bot.endpoint,
+                secret_encrypted=encrypt_secret(settings, bot.secret),
+            )
+            session.add(row)
+            session.flush()
+            bot_ids.append(row.id)
+        return create_match(session, game="podracing", bot_ids=bot_ids, seed=seed, config=dict(SMALL_RACE)).id
+
+
 def wait_for_match(match_id: uuid.UUID, worker: ManagedProcess | None = None, timeout: float = 60) -> Match:
     """Poll until the match leaves queued/running; return it with participants loaded."""
     deadline = time.monotonic() + timeout

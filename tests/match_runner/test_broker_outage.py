@@ -26,14 +26,19 @@ from sqlalchemy import select, update
 from services.match_runner.commands import beat_command
 from shared.broker_contents import UNACKED_KEY
 from shared.config import Settings, get_settings
-from shared.crypto import encrypt_secret
-from shared.db.models import Bot, Match, MatchParticipant, Rating, User
+from shared.db.models import Match, MatchParticipant, Rating
 from shared.db.session import session_scope
-from shared.matches import TASK_PLAY_MATCH, create_match
+from shared.matches import TASK_PLAY_MATCH
 from shared.queue import QUEUE_MATCHES, create_celery
 from shared.states import MatchStatus
 from tests.conftest import PYTHON, ManagedProcess
-from tests.match_runner.conftest import SMALL_RACE, WORKER_ENV, RunningBot, start_bot, start_worker
+from tests.match_runner.conftest import (
+    WORKER_ENV,
+    RunningBot,
+    match_between_new_bots,
+    start_bot,
+    start_worker,
+)
 from tests.owned_services import OwnedPostgres, OwnedRedis, owned_postgres, owned_redis
 
 TICK_ENV = {
@@ -106,25 +111,7 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
 
 def _new_match(platform: Platform) -> uuid.UUID:
     """Two freshly registered bots in a queued match (their only one), its message not sent."""
-    settings = get_settings()
-    with session_scope(platform.url) as session:
-        user = User(name=f"lost-{uuid.uuid4().hex[:8]}")
-        session.add(user)
-        session.flush()
-        bot_ids = []
-        for bot in platform.bots:
-            row = Bot(
-                owner_id=user.id,
-                name=f"lost-{uuid.uuid4().hex[:8]}",
-                game="podracing",
-                kind="http",
-                endpoint=bot.endpoint,
-                secret_encrypted=encrypt_secret(settings, bot.secret),
-            )
-            session.add(row)
-            session.flush()
-            bot_ids.append(row.id)
-        return create_match(session, game="podracing", bot_ids=bot_ids, config=dict(SMALL_RACE)).id
+    return match_between_new_bots(platform.url, platform.bots, "lost")
 
 
 def _send(platform: Platform, match_id: uuid.UUID, **options: object) -> None:

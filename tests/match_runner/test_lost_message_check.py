@@ -9,6 +9,7 @@ days and check with a grace of days: leftovers of other test modules are never t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import signal
@@ -224,7 +225,9 @@ def test_a_broker_it_cannot_read_makes_it_send_nothing(
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(lost_check, "_unreadable_log", LogThrottle())  # said once per test, not per module
+    monkeypatch.setattr(
+        lost_check, "_KIND", dataclasses.replace(lost_check._KIND, unreadable_log=LogThrottle())
+    )  # said once per test, not per module
     new_match()  # no message anywhere: lost, if only the check could tell
     send(new_match())
     if broken == "unreadable message":
