@@ -310,6 +310,14 @@ class Settings(BaseSettings):
     sandbox_uid_lock_dir: Path = Path("/run/arena/sandbox-uids")
     """Where the lock files of the uids in use live, shared by every worker process on the host; it
     must belong to the worker's user and be writable by no one else (it is created mode 0700)."""
+    sandbox_reuse_matches: int = Field(default=50, ge=1, le=10_000)
+    """Matches one sandbox of a hosted bot (`decide` contract) may play in a row, each with the
+    bot's module loaded afresh, before the worker replaces it; 1 starts a sandbox for every match.
+    A sandbox is kept only after a match it played cleanly (shared/sandbox/reuse.py)."""
+    sandbox_reuse_idle: int = Field(default=4, ge=0, le=256)
+    """Sandboxes each worker process keeps, frozen, waiting for their bot's next match."""
+    sandbox_reuse_idle_s: float = Field(default=60.0, gt=0)
+    """A waiting sandbox not asked for within this many seconds is stopped."""
 
     # Replays (shared/replay_store; docs/deploy.md, "Replays in object storage")
     replay_store: ReplayStorage = ReplayStorage.FILESYSTEM

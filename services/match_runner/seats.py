@@ -76,32 +76,37 @@ async def _open_http(seat: Seat, secret: str, settings: Settings) -> OpenSeat:
 
 
 async def _open_hosted(seat: Seat, secret: str, game: str, settings: Settings) -> OpenSeat:
-    from shared.sandbox import SandboxError, start_bot
+    from shared.sandbox import SandboxError
+    from shared.sandbox.reuse import keeper
     from shared.sandbox.turns import FrozenBetweenTurns
-    from shared.sandbox.uids import SandboxUids
 
     if not seat.source:
         return _unreachable("hosted bot has no code", SeatProblem.START_FAILED)
+    sandboxes = keeper()  # a sandbox this worker kept from the bot's last match, or a new one
     try:
-        sandbox = await asyncio.to_thread(
-            start_bot,
+        sandbox = await sandboxes.acquire(
             seat.source,
             secret=secret,
             contract=seat.contract or HostedContract.DECIDE,
             game=game,
-            backend=settings.sandbox_backend,
-            dev_mode=settings.dev_mode,
-            uids=SandboxUids.from_settings(settings),
+            settings=settings,
         )
     except SandboxError as exc:
         log.error("cannot start a sandbox for bot %s: %s", seat.bot_id, exc)
         return _unreachable(f"sandbox: {exc}", SeatProblem.PLATFORM)
-    closers: list[Any] = [lambda: asyncio.to_thread(sandbox.close)]
     if sandbox.start_error:
-        return _unreachable(sandbox.start_error[:500], SeatProblem.START_FAILED, closers)
+
+        async def discard() -> None:
+            await sandboxes.release(sandbox, clean=False, settings=settings)
+
+        return _unreachable(sandbox.start_error[:500], SeatProblem.START_FAILED, [discard])
     http = HttpBotConnection.over_unix_socket(sandbox.socket_path, secret, settings)
     connection = FrozenBetweenTurns(http, sandbox)  # the sandbox runs only while a request is in flight
-    return await _checked(connection, settings, [connection.aclose, *closers])
+
+    async def release() -> None:  # kept for the bot's next match only if it played this one cleanly
+        await sandboxes.release(sandbox, clean=connection.clean, settings=settings)
+
+    return await _checked(connection, settings, [connection.aclose, release])
 
 
 async def _checked(

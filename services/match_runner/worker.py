@@ -17,6 +17,7 @@ import logging
 from datetime import timedelta
 from typing import Any
 
+from celery.signals import worker_process_shutdown
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from services.match_runner.tasks import (
@@ -82,3 +83,13 @@ def _create_series(serving: bool) -> None:
 
 
 worker_metrics.install(lambda: WorkerSettings().metrics_port, on_pool_process=_create_series)
+
+
+@worker_process_shutdown.connect(weak=False)
+def _stop_kept_sandboxes(**_: Any) -> None:
+    """Hosted bots' sandboxes this pool process kept between matches (shared/sandbox/reuse.py) are
+    stopped and their files removed when it exits (a killed process's die with it: bubblewrap's
+    --die-with-parent; their cgroups are swept by the next sandbox start)."""
+    from shared.sandbox.reuse import stop_kept
+
+    stop_kept()

@@ -50,6 +50,9 @@ http.client's."""
 
 DecideFn = Callable[[Any], Any]
 InitFn = Callable[[dict[str, Any]], Any]
+ReloadFn = Callable[[], tuple[DecideFn, InitFn | None]]
+"""Loads the author's code afresh: (decide, init), for a server that gives each match a fresh
+module (the hosted runner, whose sandbox may serve several matches in a row)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +69,9 @@ class BotApp:
     two halves, `check` and `play`, itself. Calls to `init` and `decide` are serialised by a lock,
     so authors can keep plain module state whatever thread calls them. `accept_v1` accepts the
     deprecated v1 signatures (not bound to method and path) for bots behind a runner that does not
-    send v2 yet.
+    send v2 yet. With `reload`, the first turn of every match after the first replaces `decide`
+    and `init` by fresh ones (and calls that `init`): module state never carries over from one
+    match to the next.
     """
 
     def __init__(
@@ -78,6 +83,7 @@ class BotApp:
         tolerance_s: int = signing.DEFAULT_TOLERANCE_S,
         accept_v1: bool = False,
         replay_max_rate: float = DEFAULT_MAX_RATE,
+        reload: ReloadFn | None = None,
     ) -> None:
         signing.Signer(secret)  # validates the secret now rather than on the first request
         self._decide = decide
@@ -89,6 +95,9 @@ class BotApp:
         # Sized by the request rate it must sustain over the window (shared/botsdk/replay.py).
         self._seen = ReplayCache(window_s=tolerance_s, max_rate=replay_max_rate)
         self._initialised = init is None
+        self._reload = reload
+        self._match_id: Any = None
+        """The match the author's code last played (with `reload`)."""
         self._lock = threading.Lock()
 
     def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
@@ -155,6 +164,11 @@ class BotApp:
         request = turn.request
         with self._lock:
             try:
+                if self._reload is not None and request.get("match_id") != self._match_id:
+                    if self._match_id is not None:  # a later match: the author's module afresh
+                        self._decide, self._init = self._reload()
+                        self._initialised = self._init is None
+                    self._match_id = request.get("match_id")
                 if not self._initialised and self._init is not None:
                     self._init(
                         {
@@ -627,19 +641,21 @@ class BotServer:
         self._shut_down = False
         self._stopped = threading.Event()
 
-    def serve_forever(self, poll_interval: float = 0.5) -> None:
+    def serve_forever(self, poll_interval: float = 0.5, *, serving: Callable[[], Any] | None = None) -> None:
         """Serve until `shutdown()` (or, on the main thread, Ctrl-C: KeyboardInterrupt). The event
-        loop wakes on events; `poll_interval` is accepted for socketserver's signature only."""
+        loop wakes on events; `poll_interval` is accepted for socketserver's signature only.
+        `serving()` is called once connections are being accepted and every thread of the server
+        runs (the hosted runner's readiness signal: the sandbox's task count is then final)."""
         self._stopped.clear()
         try:
             with asyncio.Runner() as runner:
-                runner.run(self._serve())
+                runner.run(self._serve(serving))
         finally:
             with self._lock:
                 self._loop = self._stop = None
             self._stopped.set()
 
-    async def _serve(self) -> None:
+    async def _serve(self, serving: Callable[[], Any] | None) -> None:
         loop = asyncio.get_running_loop()
         with self._lock:
             if self._shut_down:
@@ -656,6 +672,8 @@ class BotServer:
             server = await loop.create_server(factory, sock=self.socket, backlog=_BACKLOG)
         relief = _Relief(self)
         try:
+            if serving is not None:
+                serving()
             await stop.wait()
         finally:
             relief.stop()
@@ -700,12 +718,14 @@ def make_server(
     init: InitFn | None = None,
     accept_v1: bool = False,
     listen_fd: int | None = None,
+    reload: ReloadFn | None = None,
 ) -> BotServer:
     """Build (and bind) a server without serving yet; `serve_forever()` or a thread runs it.
-    `listen_fd` serves on an inherited, already listening Unix socket (the hosted-bot sandbox)."""
+    `listen_fd` serves on an inherited, already listening Unix socket (the hosted-bot sandbox);
+    `reload` gives each match fresh author's code (BotApp)."""
     if [port, unix_socket, listen_fd].count(None) != 2:
         raise ValueError("give exactly one of port=, unix_socket= or listen_fd=")
-    app = BotApp(decide, secret=secret, init=init, accept_v1=accept_v1)
+    app = BotApp(decide, secret=secret, init=init, accept_v1=accept_v1, reload=reload)
     if listen_fd is not None:
         return BotServer(app, socket.socket(fileno=listen_fd))
     if unix_socket is not None:

@@ -363,6 +363,10 @@ class SandboxedBot:
         self.uids = uids or SandboxUids.default()
         self.start_error: str | None = None
         self.started_at: float | None = None
+        self.tasks_when_ready: int | None = None
+        """The sandbox's task count once it served (with cgroups): what a clean sandbox has."""
+        self.matches = 0
+        """Matches handed this sandbox (shared.sandbox.reuse)."""
         self._res = _Resources()
         self._finalizer = weakref.finalize(self, self._res.release)
         self._socket_path: str | None = None
@@ -463,6 +467,9 @@ class SandboxedBot:
         if not ok:
             self._res.kill()
             self.start_error = "the bot did not start: " + (self.log_tail() or "no output")
+        elif self._res.cgroup is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.tasks_when_ready = self._res.cgroup.task_count()
         return ok
 
     def arm_wall_clock(self) -> None:
@@ -484,6 +491,7 @@ class SandboxedBot:
         self._finalizer.detach()
         self._finalizer = weakref.finalize(self, self._res.release)
         self.start_error = None
+        self.tasks_when_ready = None
         return self.start()
 
     def close(self) -> None:

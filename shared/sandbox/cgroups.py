@@ -366,6 +366,11 @@ class SandboxCgroup:
                 return int(value) / 1e6
         return 0.0
 
+    def task_count(self) -> int:
+        """Tasks (processes and threads) in the sandbox now."""
+        key = "pids" if self.support.version is CgroupVersion.V1 else "unified"
+        return int((self.dirs[key] / "pids.current").read_text())
+
     def pids(self) -> list[int]:
         key = "pids" if self.support.version is CgroupVersion.V1 else "unified"
         try:

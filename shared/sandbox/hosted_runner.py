@@ -99,8 +99,14 @@ def main() -> int:
     from shared.states import HostedContract
 
     contract = config.get("contract", HostedContract.DECIDE)
+    reload = None
     if contract == HostedContract.DECIDE:
-        decide, init = load_decide_module(config["code_path"])
+        code_path = config["code_path"]
+        decide, init = load_decide_module(code_path)
+
+        def reload() -> tuple[Any, Any]:  # a later match (a worker reuses the sandbox): fresh module
+            return load_decide_module(code_path)
+
     elif contract == HostedContract.CODINGAME:
         bot = CodinGameBot(config["code_path"], config["game"], packages_path)
         decide, init = bot.decide, None
@@ -108,10 +114,15 @@ def main() -> int:
         raise SystemExit(f"unknown contract {contract!r}")
     # The host bound the listening socket in a directory of its own and passed it in: the runner
     # serves on that descriptor and never names a path the host would have to resolve.
-    server = make_server(decide, secret=config["secret"], listen_fd=int(config["listen_fd"]), init=init)
-    os.write(ready_fd, b"1")
-    os.close(ready_fd)
-    server.serve_forever(poll_interval=0.5)
+    server = make_server(
+        decide, secret=config["secret"], listen_fd=int(config["listen_fd"]), init=init, reload=reload
+    )
+
+    def ready() -> None:  # serving, with every thread of the server started
+        os.write(ready_fd, b"1")
+        os.close(ready_fd)
+
+    server.serve_forever(poll_interval=0.5, serving=ready)
     return 0
 
 

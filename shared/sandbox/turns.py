@@ -23,6 +23,9 @@ class FrozenBetweenTurns:
     def __init__(self, connection: HttpBotConnection, sandbox: SandboxedBot) -> None:
         self.connection = connection
         self.sandbox = sandbox
+        self.clean = True
+        """Every request so far got a usable answer: the sandbox may serve another match
+        (shared.sandbox.reuse)."""
         self._in_flight = 0
         sandbox.freeze()
 
@@ -38,17 +41,25 @@ class FrozenBetweenTurns:
 
     async def turn(self, **request: Any) -> TurnReply:
         self._begin()
+        reply: TurnReply | None = None
         try:
-            return await self.connection.turn(**request)
+            reply = await self.connection.turn(**request)
+            return reply
         finally:
             self._end()
+            if reply is None or not reply.ok:
+                self.clean = False
 
     async def health(self, timeout_s: float) -> None:
         self._begin()
+        healthy = False
         try:
             await self.connection.health(timeout_s)
+            healthy = True
         finally:
             self._end()
+            if not healthy:
+                self.clean = False
 
     async def aclose(self) -> None:
         await self.connection.aclose()

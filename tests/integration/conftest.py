@@ -31,6 +31,9 @@ INTEGRATION_WORKER_ENV = {
     "ARENA_TURN_TIMEOUT_MS": "3000",
     "ARENA_FIRST_TURN_TIMEOUT_MS": "5000",
     "ARENA_MAX_CONSECUTIVE_FAILURES": "4",
+    # A sandbox per match: these tests check that nothing of a match's sandboxes outlives it (a
+    # worker keeping sandboxes between matches is tests/match_runner/test_hosted_bots.py's).
+    "ARENA_SANDBOX_REUSE_MATCHES": "1",
 }
 
 

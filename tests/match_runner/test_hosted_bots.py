@@ -9,6 +9,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,22 +77,52 @@ def _leftovers(path: Path) -> list[str]:
     return sorted(p.name for p in path.iterdir() if p.name.startswith("arena-bot-"))
 
 
-def test_hosted_bot_plays_over_its_unix_socket(
+COUNTING_SOURCE = """
+CALLS = 0
+
+
+def decide(observation):
+    global CALLS
+    CALLS += 1
+    pods = []
+    for pod in observation["pods"]:
+        x, y = observation["checkpoints"][pod["next_checkpoint"]]
+        pods.append({"x": x, "y": y, "thrust": 100, "message": f"hosted {CALLS}"})
+    return {"pods": pods}
+"""
+
+
+def _messages(match: Any, player: int) -> list[str]:
+    """What the player's first pod said, turn by turn."""
+    replay = decompress(load_replay(match.replay))
+    return [m for frame in replay["frames"] if (m := frame["pods"][2 * player].get("message"))]
+
+
+def test_hosted_bot_plays_over_its_unix_socket_and_its_sandbox_serves_its_next_match(
     hosted_worker: ManagedProcess,
     sandbox_tmp: Path,
     user_id: uuid.UUID,
     good_bot: RunningBot,
     register_bot: Callable[..., uuid.UUID],
 ) -> None:
-    hosted = _hosted_bot(user_id, HOSTED_SOURCE)
-    match = wait_for_match(queue_match([hosted, register_bot(good_bot)], seed=31), hosted_worker, timeout=90)
+    before = _leftovers(sandbox_tmp)
+    hosted = _hosted_bot(user_id, COUNTING_SOURCE)
+    opponent = register_bot(good_bot)
+    match = wait_for_match(queue_match([hosted, opponent], seed=31), hosted_worker, timeout=90)
     assert match.status == "finished", match.error
     hosted_row = match.participants[0]
     assert hosted_row.errors == 0 and hosted_row.timeouts == 0 and not hosted_row.forfeited
     assert hosted_row.latency_p50_ms is not None
-    replay = decompress(load_replay(match.replay))
-    assert any(pod["message"] == "hosted" for frame in replay["frames"] for pod in frame["pods"])
-    assert _leftovers(sandbox_tmp) == [], "a sandbox was not torn down"
+    assert _messages(match, 0)[:2] == ["hosted 1", "hosted 2"], _messages(match, 0)[:5]
+    kept = sorted(set(_leftovers(sandbox_tmp)) - set(before))
+    assert len(kept) == 1, "the sandbox of a clean match is kept, frozen, for the bot's next match"
+
+    again = wait_for_match(queue_match([opponent, hosted], seed=32), hosted_worker, timeout=90)
+    assert again.status == "finished", again.error
+    assert not again.participants[1].forfeited
+    assert sorted(set(_leftovers(sandbox_tmp)) - set(before)) == kept, "the kept sandbox was not reused"
+    fresh = _messages(again, 1)[:2] == ["hosted 1", "hosted 2"]
+    assert fresh, "the bot's module state carried over into the next match"
 
 
 def test_broken_hosted_bot_forfeits_and_is_torn_down(
@@ -101,13 +132,14 @@ def test_broken_hosted_bot_forfeits_and_is_torn_down(
     good_bot: RunningBot,
     register_bot: Callable[..., uuid.UUID],
 ) -> None:
+    before = _leftovers(sandbox_tmp)
     hosted = _hosted_bot(user_id, BROKEN_SOURCE)
-    match = wait_for_match(queue_match([register_bot(good_bot), hosted], seed=32), hosted_worker, timeout=90)
+    match = wait_for_match(queue_match([register_bot(good_bot), hosted], seed=33), hosted_worker, timeout=90)
     assert match.status == "finished", match.error
     _, broken = match.participants
     assert broken.forfeited and broken.rank == 1
     assert "bug in my bot" in " ".join(str(s["error"]) for s in broken.error_samples)
-    assert _leftovers(sandbox_tmp) == []
+    assert set(_leftovers(sandbox_tmp)) <= set(before), "the failing bot's sandbox was kept"
 
 
 SHIPPED_BOT = Path(__file__).resolve().parents[2] / "examples" / "bots" / "podracing_ppo.py"

@@ -1,0 +1,43 @@
+"""A worker keeps a hosted bot's sandbox after a clean match (shared/sandbox/reuse.py) and stops
+it when the worker stops. A module of its own: no other worker may take the match."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
+from tests.match_runner.test_hosted_bots import COUNTING_SOURCE, _hosted_bot, _leftovers
+
+pytestmark = pytest.mark.slow
+
+
+def test_sandboxes_a_worker_kept_are_stopped_when_it_stops(
+    database_url: str,
+    redis_url: str,
+    user_id: uuid.UUID,
+    good_bot: RunningBot,
+    register_bot: Callable[..., uuid.UUID],
+) -> None:
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    tmp = Path(tempfile.mkdtemp(prefix="arena-runner-tmp-"))
+    os.chmod(tmp, 0o755)
+    worker = start_worker("keeping-worker", {"TMPDIR": str(tmp), "ARENA_SANDBOX_BACKEND": "bwrap"})
+    try:
+        hosted = _hosted_bot(user_id, COUNTING_SOURCE)
+        match = wait_for_match(queue_match([hosted, register_bot(good_bot)], seed=34), worker, timeout=90)
+        assert match.status == "finished", match.error
+        assert len(_leftovers(tmp)) == 1, "the clean match's sandbox is kept"
+    finally:
+        worker.stop()
+    try:
+        assert _leftovers(tmp) == [], "a kept sandbox outlived its worker"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
