@@ -159,18 +159,36 @@ def _old_set_frozen(group: SandboxCgroup, frozen: bool) -> None:
     group.frozen = frozen
 
 
+def _whole_sandbox_kept_fd(group: SandboxCgroup) -> Callable[[SandboxCgroup, bool], None]:
+    """SandboxCgroup._set_frozen before only the runner's group was frozen: the sandbox's whole
+    freezer group (bubblewrap's processes too), through a kept descriptor."""
+    whole = group.dirs["freezer"] / "freezer.state" if group.support.version is CgroupVersion.V1 else None
+    fd = os.open(whole or group.dirs["unified"] / "cgroup.freeze", os.O_WRONLY | os.O_CLOEXEC)
+    v1 = whole is not None
+
+    def set_frozen(self: SandboxCgroup, frozen: bool) -> None:
+        os.pwrite(fd, (b"FROZEN" if frozen else b"THAWED") if v1 else (b"1" if frozen else b"0"), 0)
+        self.frozen = frozen
+
+    return set_frozen
+
+
 @contextmanager
-def freezer_variant(group: SandboxCgroup, *, kept_fd: bool, key_held: bool) -> Iterator[None]:
-    """Freeze and thaw `group` with or without each of the two changes, through the same calls."""
+def freezer_variant(
+    group: SandboxCgroup, *, kept_fd: bool, key_held: bool, runner_only: bool = True
+) -> Iterator[None]:
+    """Freeze and thaw `group` with or without each of the changes, through the same calls."""
     if not kept_fd:
         group._set_frozen = types.MethodType(_old_set_frozen, group)  # type: ignore[method-assign]
+    elif not runner_only:
+        group._set_frozen = types.MethodType(_whole_sandbox_kept_fd(group), group)  # type: ignore[method-assign]
     support = detect()
     if not key_held:
         cgroups.release_freezer_key()
     try:
         yield
     finally:
-        if not kept_fd:
+        if not kept_fd or not runner_only:
             del group._set_frozen
         if support is not None:
             cgroups.hold_freezer_key(support)
@@ -178,13 +196,16 @@ def freezer_variant(group: SandboxCgroup, *, kept_fd: bool, key_held: bool) -> I
 
 NOT_FROZEN = "not frozen between turns"
 OLD = "old: always frozen, open/write/close, no key"
-NEW = "new: always frozen, kept fd, key held"
-FREEZING_MODES: dict[str, tuple[bool, bool] | None] = {
+WHOLE = "kept fd, key held, whole sandbox frozen"
+NEW = "new: kept fd, key held, only its runner frozen"
+FREEZING_MODES: dict[str, tuple[bool, bool, bool] | None] = {
     NOT_FROZEN: None,
-    OLD: (False, False),
-    NEW: (True, True),
+    OLD: (False, False, False),
+    WHOLE: (True, True, False),
+    NEW: (True, True, True),
 }
-"""Per mode, (kept_fd, key_held) for freezer_variant(), or None: never frozen."""
+"""Per mode, (kept_fd, key_held, runner_only) for freezer_variant(), or None: never frozen.
+Only the runner's group is frozen when the sandbox is cgroup v1's (SandboxCgroup.confine_runner)."""
 FREEZING_ROUNDS = 20
 """Short blocks of each mode in turn, so that load from other work drifts over all three alike."""
 
@@ -204,8 +225,8 @@ def freezing_turns(
     per_round = max(1, n // rounds)
     for _ in range(rounds):
         for mode, variant in FREEZING_MODES.items():
-            kept_fd, key_held = variant or (True, True)
-            with freezer_variant(group, kept_fd=kept_fd, key_held=key_held):
+            kept_fd, key_held, runner_only = variant or (True, True, True)
+            with freezer_variant(group, kept_fd=kept_fd, key_held=key_held, runner_only=runner_only):
                 if variant is not None:
                     bot.freeze()
                 used0, sandbox0 = time.process_time(), group.cpu_usage_s()
@@ -347,6 +368,7 @@ def report_freezing(source: str, secret: str, signer: Signer, turns: int) -> Non
             print("no cgroups here: nothing is frozen, nothing to compare")
             return
         version = bot.cgroup.support.version.value
+        confined = bot.cgroup.runner_group is not None
         modes = freezing_turns(bot, client, signer, turns, rounds=FREEZING_ROUNDS)
         pairs = {
             "old: open/write/close, no key": freeze_thaw_pairs(bot, turns, kept_fd=False, key_held=False),
@@ -367,6 +389,12 @@ def report_freezing(source: str, secret: str, signer: Signer, turns: int) -> Non
     print(
         f"worker CPU per hosted turn, old / new: {old * 1e6:.0f} / {new * 1e6:.0f} us = {old / new:.2f}x; "
         f"added by freezing: {(old - base) * 1e6:.0f} / {(new - base) * 1e6:.0f} us ({added})"
+    )
+    turn_cost = {mode: (row["cpu"] + row["sandbox"]) * 1e6 for mode, row in modes.items()}
+    print(
+        f"worker + sandbox CPU added per turn by freezing, whole sandbox / only its runner: "
+        f"{turn_cost[WHOLE] - turn_cost[NOT_FROZEN]:.0f} / {turn_cost[NEW] - turn_cost[NOT_FROZEN]:.0f} us"
+        + ("" if confined else "  (the runner could not be confined here: the same)")
     )
     print(f"\n{'a bare freeze + thaw pair':46} {'worker CPU us':>18} {'wall median us':>15}")
     for name, (used, wall_s) in pairs.items():

@@ -52,7 +52,8 @@ def _is_frozen(group: SandboxCgroup, wait_s: float = 1.0) -> bool:
     deadline = time.monotonic() + wait_s
     while True:
         if group.support.version is CgroupVersion.V1:
-            frozen = (group.dirs["freezer"] / "freezer.state").read_text().strip() == "FROZEN"
+            frozen_between_turns = group.runner_group or group.dirs["freezer"]
+            frozen = (frozen_between_turns / "freezer.state").read_text().strip() == "FROZEN"
         else:
             frozen = "frozen 1" in (group.dirs["unified"] / "cgroup.events").read_text()
         if frozen or time.monotonic() > deadline:
@@ -385,3 +386,131 @@ def test_an_orphan_sweep_can_thaw_what_it_did_not_create() -> None:
         sleeper.wait()
         group.destroy()
     assert _freezer_descriptors(os.getpid(), group) == []
+
+
+# -- only the runner is frozen --------------------------------------------------------------------
+
+
+def _procs(directory: Path) -> set[int]:
+    return {int(p) for p in (directory / "cgroup.procs").read_text().split()}
+
+
+async def _turns(sandbox: SandboxedBot, secret: str, turns: int) -> list[Any]:
+    """`turns` turns through the runner's client, frozen between them; the actions."""
+    http = HttpBotConnection.over_unix_socket(sandbox.socket_path, secret, Settings())
+    client = FrozenBetweenTurns(http, sandbox)
+    actions = []
+    try:
+        for turn in range(turns):
+            reply = await client.turn(
+                match_id="m", game="test", player=0, turn=turn, timeout_ms=2000, observation={}
+            )
+            assert reply.ok, reply
+            actions.append(reply.action)
+    finally:
+        await client.aclose()
+    return actions
+
+
+@requires_v1
+@requires_bwrap
+def test_between_turns_only_the_runner_is_frozen_and_what_it_forks_is_frozen_with_it(secret: str) -> None:
+    """bubblewrap's monitor and init stay out of the runner's freezer group (they run no bot code,
+    and freezing wakes every task of a group); a child the bot forks is born in the runner's."""
+    sandbox = SandboxedBot(attacker(ATTACKS["child process"]), secret=secret)
+    sandbox.start()
+    try:
+        group = sandbox.cgroup
+        assert group is not None and group.runner_group is not None
+        launchers = _procs(group.dirs["freezer"])
+        assert sandbox.pid in launchers and len(launchers) == 2, "bubblewrap's monitor and init"
+        (runner,) = _procs(group.runner_group)
+        assert "hosted_runner" in Path(f"/proc/{runner}/cmdline").read_text()
+        actions = asyncio.run(_turns(sandbox, secret, QUIET_TURNS + 1))  # the last forks a spinner
+        assert actions == [{"turns": n + 1} for n in range(QUIET_TURNS + 1)]
+        assert _is_frozen(group)
+        assert len(_procs(group.runner_group)) == 2, "the forked child is not in the runner's group"
+        assert _procs(group.dirs["freezer"]) == launchers
+        assert (group.dirs["freezer"] / "freezer.state").read_text().strip() == "THAWED"
+        assert _cpu_over(group, 0.5) < FROZEN_CPU_BOUND_S, "the child ran between turns"
+    finally:
+        sandbox.close()
+    assert not group.exists(), "the runner's group was left behind"
+
+
+FORKS_AT_IMPORT = """
+import os
+if os.fork() == 0:
+    while True:
+        pass
+def decide(observation):
+    return {"ok": True}
+"""
+
+
+@requires_v1
+@requires_bwrap
+def test_a_sandbox_that_forked_before_it_served_is_frozen_whole(secret: str) -> None:
+    """A child forked while the bot's module loaded is outside the runner's group were it made:
+    then the whole sandbox is frozen between turns, as it always was."""
+    sandbox = SandboxedBot(FORKS_AT_IMPORT, secret=secret)
+    sandbox.start()
+    try:
+        group = sandbox.cgroup
+        assert group is not None and group.runner_group is None
+        sandbox.freeze()
+        assert _is_frozen(group)
+        assert _cpu_over(group, 0.5) < FROZEN_CPU_BOUND_S
+        assert asyncio.run(_turns(sandbox, secret, 2)) == [{"ok": True}] * 2
+        assert _is_frozen(group)
+        assert _cpu_over(group, 0.5) < FROZEN_CPU_BOUND_S, "the child ran between turns"
+    finally:
+        sandbox.close()
+
+
+@requires_v1
+def test_an_orphan_sweep_thaws_and_removes_a_frozen_runner_group() -> None:
+    assert SUPPORT is not None
+    group = SandboxCgroup(SUPPORT, SandboxLimits())
+    launcher = subprocess.Popen(["sleep", "600"])
+    runner = subprocess.Popen(["sleep", "600"])
+    try:
+        for directory in set(group.dirs.values()):
+            (directory / "cgroup.procs").write_text(str(launcher.pid))
+            (directory / "cgroup.procs").write_text(str(runner.pid))
+        assert group.confine_runner(runner.pid, {launcher.pid})
+        group.freeze()
+        assert _is_frozen(group)
+        handle = SandboxCgroup.existing(SUPPORT, next(iter(group.dirs.values())).name)
+        handle.destroy()
+        assert runner.wait(timeout=10) == -signal.SIGKILL
+        assert launcher.wait(timeout=10) == -signal.SIGKILL
+        assert not group.exists()
+    finally:
+        for process in (launcher, runner):
+            process.kill()
+            process.wait()
+        group.destroy()
+
+
+@requires_v1
+def test_the_runner_is_not_confined_when_another_process_is_in_the_sandbox() -> None:
+    assert SUPPORT is not None
+    group = SandboxCgroup(SUPPORT, SandboxLimits())
+    processes = [subprocess.Popen(["sleep", "600"]) for _ in range(3)]
+    launcher, runner, stray = (p.pid for p in processes)
+    try:
+        for directory in set(group.dirs.values()):
+            for process in processes:
+                (directory / "cgroup.procs").write_text(str(process.pid))
+        assert not group.confine_runner(runner, {launcher}), "the stray child would stay thawed"
+        assert group.runner_group is None
+        (group.dirs["freezer"].parent / "cgroup.procs").write_text(str(stray))
+        assert group.confine_runner(runner, {launcher})
+        confined = group.runner_group
+        assert confined is not None and _procs(confined) == {runner}
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+        group.destroy()

@@ -97,7 +97,8 @@ def _frozen(bot: SandboxedBot) -> bool:
     group = bot.cgroup
     assert group is not None
     if group.support.version is CgroupVersion.V1:
-        return (group.dirs["freezer"] / "freezer.state").read_text().strip() in ("FROZEN", "FREEZING")
+        state = (group.runner_group or group.dirs["freezer"]) / "freezer.state"
+        return state.read_text().strip() in ("FROZEN", "FREEZING")
     return (group.dirs["unified"] / "cgroup.freeze").read_text().strip() == "1"
 
 
