@@ -125,9 +125,13 @@ class Settings(BaseSettings):
     data_dir: Path = Path(".arena-data")
     broker_connection_max_retries: int | None = Field(default=None, ge=1)
     """How many times a worker that lost Redis tries to connect again before it gives up and exits;
-    None (the default): it never gives up, however long the outage (kombu waits 2 s, 4 s, 6 s... up
-    to 30 s between tries, and the worker logs the outage once a minute). A number only for tests
-    and for deployments whose supervisor would rather restart the worker."""
+    None (the default): it never gives up, however long the outage (kombu waits 1 s, 2 s, 3 s... up
+    to `broker_reconnect_max_s` between tries, and the worker logs the outage once a minute). A
+    number only for tests and for deployments whose supervisor would rather restart the worker."""
+    broker_reconnect_max_s: float = Field(default=5.0, gt=0, le=60)
+    """Longest wait between a worker's tries to reach Redis again (kombu's own cap is 30 s): after a
+    long outage the worker is back within this long of Redis's return, and its lost matches follow
+    within the lost-message check's grace (the 30 s recovery bound of docs/match-runner.md)."""
 
     # Security
     secret_key: SecretStr = SecretStr(DEFAULT_SECRET_KEY)

@@ -53,15 +53,15 @@ LOST_LIMIT_S = 20.0
 """A lost match is played within this long (grace, a tick, the second look, the match itself)."""
 BUDGET = 2
 """The reconnect budget of the worker that shows what a finite one does: it gives up after tries
-2, 4 and 6 s apart."""
+1, 2 and 3 s apart."""
 OUTAGE_S = 10.0
 """At least this long, and longer than the budgeted worker lasts: time for the steady worker's tries 0,
-2 and 6 s into the outage, more lines than the check allows if each try were logged."""
+1, 3, 6 and 10 s into the outage, more lines than the check allows if each try were logged."""
 BUDGETED_EXIT_LIMIT_S = 30.0
 """The budgeted worker has given up within this long; the outage lasts past that in any case."""
-RECOVERY_LIMIT_S = 45.0
-"""After Redis returns: the worker's next try (kombu waits up to 30 s between tries), a check, the
-matches."""
+RECOVERY_LIMIT_S = 30.0
+"""After Redis returns: the worker's next try (at most ARENA_BROKER_RECONNECT_MAX_S, 5 s, away), a
+check, the matches: the issue's bound."""
 RECONNECT_LINES = ("Cannot connect to", "Connection to broker lost")
 
 
@@ -256,3 +256,29 @@ def test_the_production_setting_never_gives_up_reconnecting() -> None:
         interval_max=0,
     )
     assert (result, failures) == ("connected", 250)
+
+
+LONG_OUTAGE_S = 25.0
+"""Long enough for kombu's own backoff (tries 2, 6, 12, 20, 30 s into the outage) to leave a worker
+about 5 s short of its next try when Redis returns."""
+RECONNECT_CAP_S = 1.0
+
+
+@pytest.mark.slow
+def test_after_a_long_outage_a_worker_is_back_within_its_reconnect_cap(platform: Platform) -> None:
+    capped = start_worker(
+        "capped-worker", {**platform.env, "ARENA_BROKER_RECONNECT_MAX_S": str(RECONNECT_CAP_S)}
+    )
+    try:
+        connected = capped.log().count("Connected to redis")
+        platform.redis.kill()
+        time.sleep(LONG_OUTAGE_S)
+        platform.redis.start()
+        back = time.monotonic()
+        capped.wait_until(lambda: capped.log().count("Connected to redis") > connected, 30, "reconnected")
+        after_return = time.monotonic() - back
+        assert capped.alive()
+    finally:
+        capped.stop()
+    print(f"\nafter a {LONG_OUTAGE_S:.0f} s Redis outage the worker was back {after_return:.1f} s after it")
+    assert after_return < RECONNECT_CAP_S + 2.0, f"back {after_return:.1f} s after Redis returned"
