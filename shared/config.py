@@ -11,6 +11,8 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Literal
@@ -80,13 +82,28 @@ class LlmEndpoint(BaseModel):
             raise ValueError("give api_key or api_key_file, not both")
         return self
 
-    def read_key(self) -> str | None:
-        """The key (None: the endpoint takes none); OSError when the key file cannot be read."""
-        if self.api_key is not None:
-            return self.api_key.get_secret_value().strip() or None
-        if self.api_key_file is not None:
-            return self.api_key_file.read_text(encoding="utf-8").strip() or None
-        return None
+
+LLM_KEY_VARIABLES = ("ARENA_LLM_API_KEY", "OPENAI_API_KEY")
+"""Where `arena evolve` finds your own key, in this order; the services never read them."""
+
+
+def llm_api_key(source: LlmEndpoint | Mapping[str, str]) -> str | None:
+    """The key to call a model with, from one source; None: call it without a key.
+
+    An operator's endpoint (`llm_endpoints`): its `api_key`, else the contents of its `api_key_file`
+    (OSError when that cannot be read); never the environment, so the operator's key goes to its
+    endpoints only. An environment (`arena evolve` on your own machine): `ARENA_LLM_API_KEY`, else
+    `OPENAI_API_KEY`. Each value is stripped of surrounding whitespace (a key file ends with a
+    newline), and a value that is then empty counts as unset: the next one in order is read.
+    """
+    if isinstance(source, LlmEndpoint):
+        values = [
+            source.api_key.get_secret_value() if source.api_key is not None else None,
+            source.api_key_file.read_text(encoding="utf-8") if source.api_key_file is not None else None,
+        ]
+    else:
+        values = [source.get(name) for name in LLM_KEY_VARIABLES]
+    return next((value.strip() for value in values if value and value.strip()), None)
 
 
 class Settings(BaseSettings):
@@ -464,6 +481,29 @@ class Settings(BaseSettings):
         return base64.urlsafe_b64encode(digest)
 
 
+_installed: list[Settings] = []
+"""The Settings a front end installed (`installed_settings`), innermost last."""
+
+
 @cache
 def get_settings() -> Settings:
-    return Settings()
+    """This process's Settings: the installed ones, else those read from the environment, once."""
+    return _installed[-1] if _installed else Settings()
+
+
+@contextmanager
+def installed_settings(settings: Settings) -> Iterator[Settings]:
+    """Make `get_settings()` answer `settings` in this process, every thread, until the block ends.
+
+    A front end that builds its settings from its own options (`arena evolve`) hands them to the
+    platform's code this way instead of writing them into `os.environ`, which would outlive the
+    block and reach every process it starts. Code that read its settings earlier (a module's
+    `get_settings()` at import) keeps what it read, so install them before importing it.
+    """
+    _installed.append(settings)
+    get_settings.cache_clear()
+    try:
+        yield settings
+    finally:
+        _installed.pop()
+        get_settings.cache_clear()

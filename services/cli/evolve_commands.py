@@ -20,11 +20,16 @@ import signal
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from services.cli.errors import CliError
+
+if TYPE_CHECKING:
+    from shared.config import Settings
 
 DEFAULT_DATA_DIR = ".arena-data/evolve"
 LOCAL_USER = "local"
@@ -162,7 +167,9 @@ LOCAL_NO_KEY = "arena-no-key"
 
 
 def _api_key() -> str | None:
-    return os.environ.get("ARENA_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY") or None
+    from shared.config import llm_api_key
+
+    return llm_api_key(os.environ)
 
 
 def _default_name(game: str) -> str:
@@ -214,19 +221,34 @@ def _sandbox(requested: str) -> str:
     return "bwrap"
 
 
-def _configure(url: str, data_dir: Path, backend: str) -> None:
-    """Settings for this process (and nothing else): set before any of the platform's code reads them."""
-    os.environ["ARENA_DATABASE_URL"] = url
-    os.environ.setdefault("ARENA_SECRET_KEY", _local_key(data_dir))
-    os.environ["ARENA_SANDBOX_BACKEND"] = backend
-    if backend == "process":
-        os.environ["ARENA_DEV_MODE"] = "1"
-    from shared.config import get_settings
+def _settings(data_dir: Path, **overrides: Any) -> Settings:
+    """The environment's settings with this command's: this data folder's secret key unless
+    ARENA_SECRET_KEY is set, `overrides`, and development mode with the `process` sandbox."""
+    from shared.config import Settings
+
+    if "ARENA_SECRET_KEY" not in os.environ:
+        overrides["secret_key"] = _local_key(data_dir)
+    if overrides.get("sandbox_backend") == "process":
+        overrides["dev_mode"] = True
+    return Settings(**overrides)
+
+
+@contextmanager
+def _platform(settings: Settings) -> Iterator[None]:
+    """The platform's code in this process runs on `settings` (database sessions included) while
+    the block runs; the environment is left as it was."""
+    from shared.config import installed_settings
     from shared.db.session import get_engine, get_sessionmaker
 
-    get_settings.cache_clear()
-    get_engine.cache_clear()
-    get_sessionmaker.cache_clear()
+    with installed_settings(settings):
+        get_engine.cache_clear()
+        get_sessionmaker.cache_clear()
+        try:
+            yield
+        finally:
+            get_engine().dispose()
+            get_engine.cache_clear()
+            get_sessionmaker.cache_clear()
 
 
 def _local_user(session: Any) -> Any:
@@ -260,17 +282,17 @@ class _Interrupt:
 def _locally(args: argparse.Namespace, config: dict[str, Any]) -> int:
     data_dir = Path(args.data_dir)
     # The platform's settings are read when its modules load; this data folder's key comes first.
-    os.environ.setdefault("ARENA_SECRET_KEY", _local_key(data_dir))
-    if not args.resume:
-        _validated(args.game, config, local=True)  # a bad option fails before any database starts
-    backend = _sandbox(args.sandbox)
-    url, stop = _database(args, data_dir)
+    with _platform(_settings(data_dir)):
+        if not args.resume:
+            _validated(args.game, config, local=True)  # a bad option fails before any database starts
+        backend = _sandbox(args.sandbox)
+        url, stop = _database(args, data_dir)
     try:
-        _configure(url, data_dir, backend)
-        from shared.db.migrations import migrate
+        with _platform(_settings(data_dir, database_url=url, sandbox_backend=backend)):
+            from shared.db.migrations import migrate
 
-        migrate(url)
-        return _run_locally(args, config)
+            migrate(url)
+            return _run_locally(args, config)
     finally:
         if stop is not None:
             stop()

@@ -37,6 +37,14 @@ MUTABLE_PARAMETERS: dict[str, dict[str, Any]] = {
 }
 """What `modify_parameters` may change, with bounds; anything else is refused with a message."""
 
+PARAMETER_UPDATES: dict[str, Any] = {
+    "type": "object",
+    "properties": MUTABLE_PARAMETERS,
+    "additionalProperties": False,
+    "minProperties": 1,
+}
+"""The schema of `modify_parameters`' `updates`, which the engine checks again before it changes anything."""
+
 
 def _tool(
     name: ToolName, description: str, properties: dict[str, Any], required: list[str]
@@ -111,12 +119,7 @@ TOOL_SPECS: list[dict[str, Any]] = [
         )
         + ".",
         {
-            "updates": {
-                "type": "object",
-                "properties": MUTABLE_PARAMETERS,
-                "additionalProperties": False,
-                "minProperties": 1,
-            },
+            "updates": PARAMETER_UPDATES,
             "reasoning": {"type": "string", "maxLength": 4000},
         },
         ["updates"],

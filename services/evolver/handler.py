@@ -19,7 +19,7 @@ from services.evolver.engine.loop import Engine
 from services.evolver.engine.state import EngineState
 from services.evolver.llm.calls import OwnerCaps, RecordedLlm, RunBudget, Transport
 from services.evolver.store import runs as run_store
-from shared.config import Settings, get_settings
+from shared.config import Settings, get_settings, llm_api_key
 from shared.evolution import EVOLUTION, EvolutionError
 from shared.evolution.endpoint import connect_llm_endpoint, operator_endpoint, pinned_http_client
 from shared.jobs import ChunkResult, ChunkWork, JobHandler, PermanentJobError
@@ -42,7 +42,7 @@ def make_transport(ctx: run_store.RunContext, settings: Settings, budget: RunBud
             endpoint = operator_endpoint(settings, llm.endpoint)
             base_url, operator = endpoint.base_url, True
             try:
-                api_key = endpoint.read_key()
+                api_key = llm_api_key(endpoint)
             except OSError as exc:
                 log.error("LLM endpoint %s: its key file cannot be read: %s", llm.endpoint, exc.strerror)
                 raise PermanentJobError(

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from shared.botclient.errors import EndpointRefused
 from shared.botclient.ssrf import parse_endpoint
-from shared.config import Settings
+from shared.config import Settings, llm_api_key
 from shared.evolution import LlmConfig
 from shared.evolution.endpoint import check_llm_endpoint, connect_llm_endpoint, operator_endpoint
 from shared.evolution.errors import LlmEndpointRefused, UnknownLlmEndpoint
@@ -91,6 +91,6 @@ def test_operator_endpoints_are_named_and_checked_when_settings_load() -> None:
         settings(llm_endpoints={"Bad Name": {"base_url": "http://ollama/v1"}})
     loaded = settings(llm_endpoints={"house": {"base_url": "http://ollama:11434/v1/", "api_key": "sk-house"}})
     assert loaded.llm_endpoints["house"].base_url == "http://ollama:11434/v1"
-    assert loaded.llm_endpoints["house"].read_key() == "sk-house"
+    assert llm_api_key(loaded.llm_endpoints["house"]) == "sk-house"
     with pytest.raises(UnknownLlmEndpoint, match="endpoints: house"):
         operator_endpoint(loaded, "other")

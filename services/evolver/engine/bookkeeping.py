@@ -7,16 +7,25 @@ from __future__ import annotations
 from typing import Any
 
 from services.evolver import metrics
-from services.evolver.contract import MUTABLE_PARAMETERS
+from services.evolver.contract import MUTABLE_PARAMETERS, PARAMETER_UPDATES
 from services.evolver.engine.context import RunTools
 from services.evolver.engine.judging import Judge
 from services.evolver.engine.state import EngineState, ToolError
+from services.evolver.llm.schema import validate
 from services.evolver.search import database
 from services.evolver.search.database import Islands
 from services.evolver.store import generations as generation_store
 from services.evolver.store import programs as program_store
 from services.evolver.store import runs as run_store
 from shared.states import EvolutionEventKind, ProgramStatus
+
+_UPDATES_ARGUMENT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"updates": PARAMETER_UPDATES},
+    "required": ["updates"],
+}
+"""Checked again here (the client checked the whole call): nothing reaches the run's parameters
+that their schema refuses, whoever calls the tool."""
 
 
 class Bookkeeping(RunTools):
@@ -81,21 +90,13 @@ class Bookkeeping(RunTools):
         return stats
 
     def modify_parameters(self, args: dict[str, Any], key: str) -> dict[str, Any]:
-        updates = args.get("updates")
-        if not isinstance(updates, dict) or not updates:
-            raise ToolError("updates must be a non-empty object")
-        clean: dict[str, Any] = {}
-        for name, value in updates.items():
-            spec = MUTABLE_PARAMETERS.get(name)
-            if spec is None:
-                raise ToolError(f"{name!r} cannot be changed; allowed: {', '.join(MUTABLE_PARAMETERS)}")
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ToolError(f"{name} must be a number")
-            if spec["type"] == "integer" and not float(value).is_integer():
-                raise ToolError(f"{name} must be an integer")
-            if not spec["minimum"] <= value <= spec["maximum"]:
-                raise ToolError(f"{name} must be within {spec['minimum']}..{spec['maximum']}")
-            clean[name] = int(value) if spec["type"] == "integer" else float(value)
+        problem = validate(args, _UPDATES_ARGUMENT)
+        if problem:
+            raise ToolError(problem)
+        clean = {
+            name: int(value) if MUTABLE_PARAMETERS[name]["type"] == "integer" else float(value)
+            for name, value in args["updates"].items()
+        }
         before = self.parameters()
         run_store.update_run(self.ctx.id, parameters={**run_store.counters(self.ctx.id).parameters, **clean})
         run_store.add_event(
