@@ -29,13 +29,16 @@ from services.gateway.evolution.schemas import (
     SpendLineOut,
     SpendOut,
 )
-from shared import evolution
+from services.gateway.runs.service import OwnedRuns, owned_fields
+from shared import evolution, quotas
+from shared.config import Settings
 from shared.db.models import (
     EvolutionEvent,
     EvolutionGeneration,
     EvolutionLlmCall,
     EvolutionProgram,
     EvolutionRun,
+    User,
 )
 from shared.evolution.payoff import nash_average, payoff_table
 from shared.states import ProgramStatus
@@ -55,15 +58,9 @@ def _name_of(names: dict[uuid.UUID, str], value: Any) -> str:
 
 
 def run_view(session: Session, run: EvolutionRun) -> EvolutionRunOut:
-    job = run.job
     best = _names(session, run).get(run.best_program_id) if run.best_program_id else None
     return EvolutionRunOut(
-        id=run.id,
-        name=run.name,
-        game=run.game,
-        owner_id=run.owner_id,
-        status=job.status,
-        error=job.error,
+        **owned_fields(run),
         generation=run.generation,
         best_program=best,
         best_fitness=run.best_fitness,
@@ -72,11 +69,6 @@ def run_view(session: Session, run: EvolutionRun) -> EvolutionRunOut:
         llm_calls=run.llm_calls,
         elapsed_s=run.elapsed_s,
         termination_reason=run.termination_reason,
-        bot_id=run.bot_id,
-        created_at=run.created_at,
-        updated_at=run.updated_at,
-        started_at=job.started_at,
-        finished_at=job.finished_at,
     )
 
 
@@ -92,6 +84,27 @@ def run_detail(session: Session, run: EvolutionRun) -> EvolutionRunDetail:
         max_cost_usd=limits.get("max_cost_usd"),
         max_tokens=limits.get("max_tokens"),
     )
+
+
+def _may_resume(session: Session, settings: Settings, run: EvolutionRun) -> None:
+    """A run on one of the platform's endpoints spends its owner's allowance: none left, no resume."""
+    if evolution.EvolutionConfig.model_validate(run.config).llm.endpoint is not None:
+        owner = session.get(User, run.owner_id)
+        if owner is not None:
+            evolution.require_operator_allowance(session, settings, owner)
+
+
+EVOLUTION_RUNS = OwnedRuns(
+    quota=quotas.RunKind.EVOLUTION,
+    get_run=evolution.get_run,
+    list_runs=evolution.list_runs,
+    stop_run=evolution.stop_run,
+    resume_run=evolution.resume_run,
+    run_view=run_view,
+    run_detail=run_detail,
+    may_resume=_may_resume,
+)
+"""Evolution runs as owned runs: the API's create, list, show, stop and resume."""
 
 
 def generation_view(row: EvolutionGeneration, names: dict[uuid.UUID, str]) -> GenerationOut:

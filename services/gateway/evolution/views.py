@@ -31,6 +31,7 @@ from services.gateway.evolution.schemas import (
     ProgramOut,
     SpendOut,
 )
+from services.gateway.evolution.service import EVOLUTION_RUNS
 from services.gateway.openapi import (
     INVALID_PARAMS,
     JSON_BODY,
@@ -41,20 +42,22 @@ from services.gateway.openapi import (
     responses,
 )
 from services.gateway.pagination import Page, Pagination
-from shared import evolution, quotas
-from shared.db.models import User
+from services.gateway.runs.views import OwnedRunRoutes
+from shared import evolution
 from shared.evolution.errors import ProgramNotFound
 from shared.evolution.rundir import archive_name, run_archive
-from shared.states import EvolutionEventKind, JobStatus, LlmRole, ProgramStatus
+from shared.states import EvolutionEventKind, LlmRole, ProgramStatus
 
 router = APIRouter(prefix="/evolution/runs", tags=["evolution"])
 
-OWNED_RUN: Responses = {
-    404: error(
-        "No evolution run has this id, or it belongs to another user (only its owner and admins see it).",
-        example="evolution run 0b5e4c9e-8f43-4a8e-9d1a-5a1d2f1f6f10 not found",
-    )
-}
+ROUTES = OwnedRunRoutes(
+    router=router,
+    runs=EVOLUTION_RUNS,
+    label="evolution run",
+    listed=Page[EvolutionRunOut],
+    detail=EvolutionRunDetail,
+)
+OWNED_RUN = ROUTES.not_found
 RUN_CONFIG: Responses = {
     422: error(
         "A config field is unknown or out of range (`errors` names it, e.g. "
@@ -68,7 +71,6 @@ RUN_CONFIG: Responses = {
         "`Retry-After` says when enough of it frees up."
     ),
 }
-StatusFilter = Annotated[JobStatus | None, Query(description="only runs in this status")]
 BIGINT_MAX = 2**63 - 1
 PROGRAM_NAME = re.compile(r"p?([0-9]{1,12})")
 ProgramName = Annotated[str, Path(max_length=24, description='"p12" (or just 12)')]
@@ -89,94 +91,44 @@ def create_run(
     the platform's endpoints (`config.llm.endpoint`, called with the platform's key within your
     allowance; see GET /evolution/endpoints), or your own `config.llm.base_url` with your own
     `api_key`, which is stored encrypted with the run and never returned."""
-    quotas.check_new_run(session, settings, user, quotas.RunKind.EVOLUTION)
     key = body.api_key.get_secret_value() if body.api_key is not None else None
-    run = evolution.create_run(
-        session, settings, user, name=body.name, game=body.game, config=body.config, api_key=key
+    return EVOLUTION_RUNS.create(
+        session,
+        settings,
+        user,
+        lambda: evolution.create_run(
+            session, settings, user, name=body.name, game=body.game, config=body.config, api_key=key
+        ),
     )
-    return service.run_detail(session, evolution.get_run(session, user, run.id))
 
 
-@router.get(
-    "",
-    response_model=Page[EvolutionRunOut],
+ROUTES.add_list(
     summary="List my evolution runs",
-    responses=responses(KEY_REQUIRED, INVALID_PARAMS),
+    description="Your evolution runs, newest first (every run for an admin).",
 )
-def list_runs(
-    user: CurrentUser, session: DbSession, page: Pagination, status: StatusFilter = None
-) -> Page[EvolutionRunOut]:
-    """Your evolution runs, newest first (every run for an admin)."""
-    rows, total = evolution.list_runs(session, user, status, page.limit, page.offset)
-    return Page(
-        items=[service.run_view(session, run) for run in rows],
-        total=total,
-        limit=page.limit,
-        offset=page.offset,
-    )
-
-
-@router.get(
-    "/{run_id}",
-    response_model=EvolutionRunDetail,
+ROUTES.add_get(
     summary="Show an evolution run",
-    responses=responses(KEY_REQUIRED, OWNED_RUN, INVALID_PARAMS),
+    description="""
+    Status, generation, the best program and its fitness, spend, tokens, calls, time, why it
+    ended, its bot, the root's current parameters and the config (`has_api_key` instead of a key).""",
 )
-def get_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> EvolutionRunDetail:
-    """Status, generation, the best program and its fitness, spend, tokens, calls, time, why it
-    ended, its bot, the root's current parameters and the config (`has_api_key` instead of a key)."""
-    return service.run_detail(session, evolution.get_run(session, user, run_id))
-
-
-@router.post(
-    "/{run_id}/stop",
-    response_model=EvolutionRunDetail,
+ROUTES.add_stop(
     summary="Stop an evolution run",
-    responses=responses(
-        KEY_REQUIRED,
-        OWNED_RUN,
-        INVALID_PARAMS,
-        {409: error("The run is not queued or running: there is nothing to stop.")},
-    ),
+    description="A queued run stops at once; a running one at the end of its chunk (its work is committed).",
+    conflict="The run is not queued or running: there is nothing to stop.",
 )
-def stop_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> EvolutionRunDetail:
-    """A queued run stops at once; a running one at the end of its chunk (its work is committed)."""
-    run = evolution.get_run(session, user, run_id)
-    evolution.stop_run(session, run)
-    return service.run_detail(session, run)
-
-
-@router.post(
-    "/{run_id}/resume",
-    response_model=EvolutionRunDetail,
+ROUTES.add_resume(
     summary="Resume an evolution run",
-    responses=responses(
-        KEY_REQUIRED,
-        OWNED_RUN,
-        INVALID_PARAMS,
-        {409: error("The run is queued, running or finished: there is nothing to resume.")},
-        RUN_QUOTAS,
-        {
-            429: error(
-                "The run is on one of the platform's model endpoints and its owner's allowance on "
-                "them is used up; `Retry-After` says when enough of it frees up."
-            )
-        },
-    ),
+    description="""
+    Run a stopped or failed run again from its last checkpoint, or call off a pending stop. A
+    run on one of the platform's endpoints needs its owner's allowance left (429 otherwise).""",
+    more={
+        429: error(
+            "The run is on one of the platform's model endpoints and its owner's allowance on "
+            "them is used up; `Retry-After` says when enough of it frees up."
+        )
+    },
 )
-def resume_run(
-    run_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep
-) -> EvolutionRunDetail:
-    """Run a stopped or failed run again from its last checkpoint, or call off a pending stop. A
-    run on one of the platform's endpoints needs its owner's allowance left (429 otherwise)."""
-    run = evolution.get_run(session, user, run_id)
-    quotas.check_resume(session, settings, user, quotas.RunKind.EVOLUTION, run.job.status)
-    if evolution.EvolutionConfig.model_validate(run.config).llm.endpoint is not None:
-        owner = session.get(User, run.owner_id)
-        if owner is not None:
-            evolution.require_operator_allowance(session, settings, owner)
-    evolution.resume_run(session, run)
-    return service.run_detail(session, run)
 
 
 @router.get(

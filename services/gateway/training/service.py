@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from services.gateway.runs.service import OwnedRuns, owned_fields
 from services.gateway.training.schemas import (
     EVALUATIONS_SHOWN,
     CheckpointOut,
@@ -17,7 +18,7 @@ from services.gateway.training.schemas import (
     TrainingRunDetail,
     TrainingRunOut,
 )
-from shared import training
+from shared import quotas, training
 from shared.db.models import TrainingCheckpoint, TrainingEvaluation, TrainingMetric, TrainingRun
 
 
@@ -33,14 +34,8 @@ def run_view(session: Session, run: TrainingRun) -> TrainingRunOut:
     total_steps = int(config.get("total_steps", 0))
     budget_s = config.get("time_budget_s")
     checkpoint = training.latest_checkpoint(session, run)
-    job = run.job
     return TrainingRunOut(
-        id=run.id,
-        name=run.name,
-        game=run.game,
-        owner_id=run.owner_id,
-        status=job.status,
-        error=job.error,
+        **owned_fields(run),
         stage=run.stage,
         iteration=run.iteration,
         global_step=run.global_step,
@@ -51,11 +46,6 @@ def run_view(session: Session, run: TrainingRun) -> TrainingRunOut:
         progress=_progress(run, total_steps, budget_s),
         checkpoint_iteration=checkpoint.iteration if checkpoint else None,
         changes_version=run.changes_version,
-        bot_id=run.bot_id,
-        created_at=run.created_at,
-        updated_at=run.updated_at,
-        started_at=job.started_at,
-        finished_at=job.finished_at,
     )
 
 
@@ -126,3 +116,15 @@ def run_detail(session: Session, run: TrainingRun) -> TrainingRunDetail:
         league=_league(checkpoint),
         evaluations=[evaluation_view(rows) for rows in training.evaluations(session, run, EVALUATIONS_SHOWN)],
     )
+
+
+TRAINING_RUNS = OwnedRuns(
+    quota=quotas.RunKind.TRAINING,
+    get_run=training.get_run,
+    list_runs=training.list_runs,
+    stop_run=training.stop_run,
+    resume_run=training.resume_run,
+    run_view=run_view,
+    run_detail=run_detail,
+)
+"""Training runs as owned runs: the API's create, list, show, stop and resume."""

@@ -28,6 +28,7 @@ from services.gateway.openapi import (
     responses,
 )
 from services.gateway.pagination import Page, Pagination
+from services.gateway.runs.views import OwnedRunRoutes
 from services.gateway.training import service
 from services.gateway.training.schemas import (
     METRICS_PAGE_MAX,
@@ -40,17 +41,19 @@ from services.gateway.training.schemas import (
     TrainingRunDetail,
     TrainingRunOut,
 )
+from services.gateway.training.service import TRAINING_RUNS
 from shared import quotas, training
-from shared.states import JobStatus
 
 router = APIRouter(prefix="/training/runs", tags=["training"])
 
-OWNED_RUN: Responses = {
-    404: error(
-        "No training run has this id, or it belongs to another user (only its owner and admins see it).",
-        example="training run 0b5e4c9e-8f43-4a8e-9d1a-5a1d2f1f6f10 not found",
-    )
-}
+ROUTES = OwnedRunRoutes(
+    router=router,
+    runs=TRAINING_RUNS,
+    label="training run",
+    listed=Page[TrainingRunOut],
+    detail=TrainingRunDetail,
+)
+OWNED_RUN = ROUTES.not_found
 RACE_NOT_FOUND: Responses = {
     404: error(
         "No training run has this id (or it is another user's), or it has no showcase race yet: "
@@ -63,7 +66,6 @@ RUN_CONFIG: Responses = {
         "or the budget or device contradicts the config."
     )
 }
-StatusFilter = Annotated[JobStatus | None, Query(description="only runs in this status")]
 
 
 @router.post(
@@ -79,41 +81,27 @@ def create_run(
     """Queue a PPO training run of the trainer service. `config` takes any field of the trainer's
     Args (the rest keep their defaults); `budget` says when it is done; `device` where it trains
     (a run asking for a device the worker lacks fails at once with a clear error)."""
-    quotas.check_new_run(session, settings, user, quotas.RunKind.TRAINING)
-    run = training.create_run(session, user, name=body.name, game=body.game, config=body.resolved_config())
-    return service.run_detail(session, training.get_run(session, user, run.id))
-
-
-@router.get(
-    "",
-    response_model=Page[TrainingRunOut],
-    summary="List my training runs",
-    responses=responses(KEY_REQUIRED, INVALID_PARAMS),
-)
-def list_runs(
-    user: CurrentUser, session: DbSession, page: Pagination, status: StatusFilter = None
-) -> Page[TrainingRunOut]:
-    """Your training runs, newest first (every run for an admin)."""
-    rows, total = training.list_runs(session, user, status, page.limit, page.offset)
-    return Page(
-        items=[service.run_view(session, run) for run in rows],
-        total=total,
-        limit=page.limit,
-        offset=page.offset,
+    return TRAINING_RUNS.create(
+        session,
+        settings,
+        user,
+        lambda: training.create_run(
+            session, user, name=body.name, game=body.game, config=body.resolved_config()
+        ),
     )
 
 
-@router.get(
-    "/{run_id}",
-    response_model=TrainingRunDetail,
-    summary="Show a training run",
-    responses=responses(KEY_REQUIRED, OWNED_RUN, INVALID_PARAMS),
+ROUTES.add_list(
+    summary="List my training runs",
+    description="Your training runs, newest first (every run for an admin).",
 )
-def get_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> TrainingRunDetail:
-    """Status, stage, iteration, steps, time, the latest metrics, pending config changes, the latest
+ROUTES.add_get(
+    summary="Show a training run",
+    description="""
+    Status, stage, iteration, steps, time, the latest metrics, pending config changes, the latest
     checkpoint, the league table at that checkpoint, and the evaluations of checkpoints against the
-    built-in runner, blocker and search bots (newest first)."""
-    return service.run_detail(session, training.get_run(session, user, run_id))
+    built-in runner, blocker and search bots (newest first).""",
+)
 
 
 @router.get(
@@ -161,46 +149,19 @@ def get_metrics(
     )
 
 
-@router.post(
-    "/{run_id}/stop",
-    response_model=TrainingRunDetail,
+ROUTES.add_stop(
     summary="Stop a training run",
-    responses=responses(
-        KEY_REQUIRED,
-        OWNED_RUN,
-        INVALID_PARAMS,
-        {409: error("The run is finished or failed: there is nothing to stop.")},
-    ),
+    description="""
+    A queued run stops at once; a running one finishes its current iteration, saves a checkpoint
+    and stops (status `stopping`, then `stopped`). Stopping a stopped run changes nothing.""",
+    conflict="The run is finished or failed: there is nothing to stop.",
 )
-def stop_run(run_id: uuid.UUID, user: CurrentUser, session: DbSession) -> TrainingRunDetail:
-    """A queued run stops at once; a running one finishes its current iteration, saves a checkpoint
-    and stops (status `stopping`, then `stopped`). Stopping a stopped run changes nothing."""
-    run = training.get_run(session, user, run_id)
-    training.stop_run(session, run)
-    return service.run_detail(session, run)
-
-
-@router.post(
-    "/{run_id}/resume",
-    response_model=TrainingRunDetail,
+ROUTES.add_resume(
     summary="Resume a training run",
-    responses=responses(
-        KEY_REQUIRED,
-        OWNED_RUN,
-        INVALID_PARAMS,
-        {409: error("The run is queued, running or finished: there is nothing to resume.")},
-        RUN_QUOTAS,
-    ),
+    description="""
+    Train a stopped or failed run again from its last checkpoint, or call off a stop that has not
+    taken effect yet.""",
 )
-def resume_run(
-    run_id: uuid.UUID, user: CurrentUser, session: DbSession, settings: SettingsDep
-) -> TrainingRunDetail:
-    """Train a stopped or failed run again from its last checkpoint, or call off a stop that has not
-    taken effect yet."""
-    run = training.get_run(session, user, run_id)
-    quotas.check_resume(session, settings, user, quotas.RunKind.TRAINING, run.job.status)
-    training.resume_run(session, run)
-    return service.run_detail(session, run)
 
 
 @router.patch(

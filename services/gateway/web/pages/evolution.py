@@ -11,9 +11,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from services.gateway.runs.pages import run_exists
 from shared.db.models import EvolutionRun
 from shared.evolution import EVOLVABLE_GAMES
 
@@ -29,7 +29,7 @@ class EvolutionRunPage:
 
 def run_page(session: Session, run_id: uuid.UUID) -> EvolutionRunPage | None:
     """The shell of run `run_id`'s page; None when no run has this id. One query."""
-    if session.scalar(select(EvolutionRun.id).where(EvolutionRun.id == run_id)) is None:
+    if not run_exists(session, EvolutionRun.id, run_id):
         return None
     return EvolutionRunPage(run_id=run_id, poll_ms=POLL_MS)
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from services.gateway.runs.pages import run_exists
 from shared.db.models import TrainingRun
 from shared.states import TrainingStage
 
@@ -89,6 +89,6 @@ class RunPage:
 
 def run_page(session: Session, run_id: uuid.UUID) -> RunPage | None:
     """The shell of run `run_id`'s page; None when no run has this id. One query."""
-    if session.scalar(select(TrainingRun.id).where(TrainingRun.id == run_id)) is None:
+    if not run_exists(session, TrainingRun.id, run_id):
         return None
     return RunPage(run_id=run_id, charts=RUN_CHARTS, stages=tuple(stage.value for stage in TrainingStage))
