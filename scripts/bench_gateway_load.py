@@ -67,7 +67,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from scripts.bench_procs import LoggedProcess, free_port, processes
+from scripts.bench_procs import LoggedProcess, processes
+from shared.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 ADMIN_URL = os.environ.get("ARENA_TEST_PG_ADMIN", "postgresql://postgres@127.0.0.1:5432/postgres")

@@ -42,7 +42,6 @@ import logging
 import os
 import secrets
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -50,6 +49,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from shared.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_BOTS = ("examples/bots/podracing_runner_bot.py", "examples/bots/podracing_follower_bot.py")
@@ -123,12 +124,6 @@ def bench_battle(matches: dict[str, int]) -> None:
 
 
 # ----------------------------------------------------------------------------------- bot processes
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -137,7 +132,7 @@ def _cpu_seconds(pid: int) -> float:
 @contextlib.contextmanager
 def _bot_process(args: list[str], secret: str) -> Iterator[tuple[int, int]]:
     """A bot server on a free loopback port: yields (port, pid); killed on exit whatever happens."""
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, *args, "--port", str(port)],
         cwd=ROOT,

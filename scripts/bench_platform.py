@@ -45,7 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scripts.bench_procs import LoggedProcess, free_port, process_tree_cpu, processes
+from scripts.bench_procs import LoggedProcess, process_tree_cpu, processes
+from shared.ports import free_port
 from shared.states import BotKind, HostedContract, MatchStatus
 
 ROOT = Path(__file__).resolve().parent.parent

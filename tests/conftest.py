@@ -32,6 +32,7 @@ from sqlalchemy.engine import make_url
 
 from shared.db import embedded
 from shared.db.migrations import migrate
+from shared.ports import free_port as free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 _RUN_ID = f"{os.getpid()}_{secrets.token_hex(3)}"
@@ -111,12 +112,6 @@ def _no_system_dns() -> Iterator[None]:
     asked = _resolver_calls[before:]
     if asked:
         pytest.fail(f"the system resolver was asked about {', '.join(asked)}", pytrace=False)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _pg_available() -> bool:

@@ -239,7 +239,8 @@ def test_first_release_database_upgrades_to_head_with_its_data(fresh_url: str) -
             assert alice.role == UserRole.USER
             assert session.get_one(User, seeded["admin"]).role == UserRole.ADMIN
             key = session.get_one(ApiKey, seeded["key"])
-            assert key.user_id == alice.id and key.revoked_at is None
+            assert key.user_id == alice.id
+            assert key.revoked_at is None
             assert key.key_hash == hash_api_key(settings, FIRST_RELEASE_KEY)
 
             http = session.get_one(Bot, seeded["http"])
@@ -250,12 +251,16 @@ def test_first_release_database_upgrades_to_head_with_its_data(fresh_url: str) -
             for bot in (http, hosted, idle):
                 # Columns added since the first release: no health trouble, no rotation, no suspension.
                 assert bot.health_failures == 0
-                assert bot.previous_secret_encrypted is None and bot.secret_rotated_at is None
-                assert bot.status_reason is None and bot.suspended_at is None
-                assert bot.last_health_check_at is None and bot.last_health_error is None
+                assert bot.previous_secret_encrypted is None
+                assert bot.secret_rotated_at is None
+                assert bot.status_reason is None
+                assert bot.suspended_at is None
+                assert bot.last_health_check_at is None
+                assert bot.last_health_error is None
                 assert decrypt_secret(settings, bot.secret_encrypted) == FIRST_RELEASE_SECRET
             assert [v.number for v in hosted.versions] == [1, 2]
-            assert hosted.current_version is not None and hosted.current_version.number == 2
+            assert hosted.current_version is not None
+            assert hosted.current_version.number == 2
             assert hosted.current_version.contract == HostedContract.DECIDE
             assert hosted.current_version.source == HOSTED_SOURCE
             assert hosted.current_version.notes == {"comment": "faster"}
@@ -278,14 +283,17 @@ def test_first_release_database_upgrades_to_head_with_its_data(fresh_url: str) -
             assert replay == seeded["replay"]
             assert resimulate(get_game("podracing"), replay)["result"] == replay["result"]
             failed = session.get_one(Match, seeded["failed"])
-            assert failed.status == MatchStatus.FAILED and failed.error and "abandoned" in failed.error
+            assert failed.status == MatchStatus.FAILED
+            assert failed.error
+            assert "abandoned" in failed.error
             queued = session.get_one(Match, seeded["queued"])
             assert (queued.status, queued.kind) == (MatchStatus.QUEUED, MatchKind.LADDER)
 
             # Today's code reads them: the leaderboard, match views, and a new match between old bots.
             board = leaderboard(session, "podracing", False, 10, 0)
             assert [e.bot_name for e in board.entries] == ["racer", "hosted-racer"]
-            assert board.entries[0].matches == 1 and board.entries[0].wins == 1
+            assert board.entries[0].matches == 1
+            assert board.entries[0].wins == 1
             views = match_views(session, [finished], None)
             assert views[0].replay_frames == len(seeded["replay"]["frames"])
             assert [p.rank for p in views[0].participants] == seeded["ranks"]
@@ -352,7 +360,8 @@ def test_evolution_runs_made_before_stored_weights_keep_their_fitness(fresh_url:
             stored = {game: session.get_one(EvolutionRun, run_id).config for game, run_id in runs.items()}
         assert stored["battle"]["evaluation"]["fitness_weights"] == {"win_rate": 0.7, "kill_rate": 0.3}
         assert stored["podracing"]["evaluation"]["fitness_weights"] == {"win_rate": 0.9, "progress": 0.1}
-        assert stored["battle"]["evaluation"]["quick_matches"] == 2 and stored["battle"]["random_seed"] == 3
+        assert stored["battle"]["evaluation"]["quick_matches"] == 2
+        assert stored["battle"]["random_seed"] == 3
         assert EvolutionConfig.model_validate(stored["battle"]).evaluation.fitness_weights == {
             "win_rate": 0.7,
             "kill_rate": 0.3,

@@ -32,7 +32,8 @@ def test_an_unknown_sandbox_backend_is_refused_naming_the_allowed_ones(
     with pytest.raises(ValidationError) as raised:
         Settings(dev_mode=True)
     message = str(raised.value)
-    assert "sandbox_backend" in message and "'bwrap' or 'process'" in message, message
+    assert "sandbox_backend" in message, message
+    assert "'bwrap' or 'process'" in message, message
 
 
 def test_broker_must_outlive_the_longest_match() -> None:

@@ -41,17 +41,21 @@ def test_the_shared_app_knows_no_service() -> None:
     for app in (celery_app, create_celery(Settings(dev_mode=True))):
         conf = app.conf
         assert not conf.include, "services register their own tasks (their worker module imports them)"
-        assert conf.task_time_limit is None and conf.task_soft_time_limit is None, "limits go on the task"
+        assert conf.task_time_limit is None, "limits go on the task"
+        assert conf.task_soft_time_limit is None, "limits go on the task"
         assert not conf.task_routes, "senders name the queue"
         assert {queue.name for queue in conf.task_queues} == set(QUEUES)
         assert {queue.routing_key for queue in conf.task_queues} == set(QUEUES), "one route per queue"
-        assert conf.task_acks_late and conf.task_reject_on_worker_lost
+        assert conf.task_acks_late
+        assert conf.task_reject_on_worker_lost
         assert conf.worker_prefetch_multiplier == 1
-        assert conf.accept_content == ["json"] and conf.task_serializer == "json"
+        assert conf.accept_content == ["json"]
+        assert conf.task_serializer == "json"
         assert conf.broker_connection_retry_on_startup
     assert not create_celery(Settings(dev_mode=True)).conf.beat_schedule
     source = (ROOT / "shared" / "queue.py").read_text()
-    assert "arena." not in source and "beat_schedule" not in source
+    assert "arena." not in source
+    assert "beat_schedule" not in source
 
 
 def test_every_task_declares_its_queue_and_limits() -> None:
@@ -65,11 +69,13 @@ def test_every_task_declares_its_queue_and_limits() -> None:
     assert {"arena.matches.play", "arena.matches.ladder_tick", "arena.matches.reap_stale"} <= set(tasks)
     for name, task in tasks.items():
         assert task.queue in QUEUES, name
-        assert task.soft_time_limit and task.time_limit, name
+        assert task.soft_time_limit, name
+        assert task.time_limit, name
         assert task.soft_time_limit < task.time_limit < visibility, name
         assert task.acks_late, name
     for entry in celery_app.conf.beat_schedule.values():
-        assert entry["task"] in tasks and entry["options"]["queue"] == tasks[entry["task"]].queue
+        assert entry["task"] in tasks
+        assert entry["options"]["queue"] == tasks[entry["task"]].queue
     periodic = {entry["task"] for entry in celery_app.conf.beat_schedule.values()}
     for name, task in tasks.items():
         assert isinstance(task, ArenaTask), name

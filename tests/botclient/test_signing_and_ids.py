@@ -82,12 +82,14 @@ def test_message_ids_are_unique_across_connections_and_never_repeat() -> None:
 
         asyncio.run(play())
         ids = [ID.search(head).group(1).decode() for head in server.seen["ok"].requests]  # type: ignore[union-attr]
-    assert len(ids) == 8 and len(set(ids)) == 8, ids
+    assert len(ids) == 8, ids
+    assert len(set(ids)) == 8, ids
     shape = re.compile(r"(?:health|m-7-[01]-1)-([0-9a-f]{16})([0-9a-f]+)")
     parts = [shape.fullmatch(msg_id) for msg_id in ids]
     assert all(parts), ids
     prefixes = [part.group(1) for part in parts if part]
-    assert prefixes[:4] == [prefixes[0]] * 4 and prefixes[4:] == [prefixes[4]] * 4
+    assert prefixes[:4] == [prefixes[0]] * 4
+    assert prefixes[4:] == [prefixes[4]] * 4
     assert prefixes[0] != prefixes[4]
     assert [int(part.group(2), 16) for part in parts if part] == [0, 1, 2, 3] * 2
 

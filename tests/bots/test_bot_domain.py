@@ -80,13 +80,16 @@ def test_hosted_registration_errors(db_session: Session, new_user: NewUser) -> N
 
     with pytest.raises(bots.UnknownGame) as unknown:
         bots.register_hosted_bot(db_session, settings, owner, name=name, game="chess", source=DECIDE_SOURCE)
-    assert "unknown game 'chess'" in unknown.value.message and unknown.value.game == "chess"
+    assert "unknown game 'chess'" in unknown.value.message
+    assert unknown.value.game == "chess"
 
     with pytest.raises(bots.InvalidBotSource) as refused:
         bots.register_hosted_bot(db_session, settings, owner, name=name, game="podracing", source=BAD_SOURCE)
     assert not isinstance(refused.value, bots.SourceTooLarge)
-    assert "line 1" in refused.value.message and "'os'" in refused.value.message
-    assert refused.value.details and refused.value.details[0]["line"] == 1
+    assert "line 1" in refused.value.message
+    assert "'os'" in refused.value.message
+    assert refused.value.details
+    assert refused.value.details[0]["line"] == 1
     assert set(refused.value.details[0]) == {"line", "col", "message"}
 
     huge = DECIDE_SOURCE + "#" * settings.hosted_code_max_chars
@@ -101,7 +104,8 @@ def test_hosted_registration_errors(db_session: Session, new_user: NewUser) -> N
         bots.register_hosted_bot(
             db_session, settings, owner, name=taken.name, game="podracing", source=DECIDE_SOURCE
         )
-    assert "already taken" in conflict.value.message and conflict.value.name == taken.name
+    assert "already taken" in conflict.value.message
+    assert conflict.value.name == taken.name
     assert _bot_named(db_session, name) is None
 
 
@@ -139,12 +143,15 @@ def test_hosted_registration_stores_origin_notes_version_and_rating(
         BotStatus.ACTIVE,
     )
     version = db_session.get(BotVersion, stored.current_version_id)
-    assert version is not None and version.number == 1
+    assert version is not None
+    assert version.number == 1
     assert version.contract == HostedContract.DECIDE
     assert version.source_sha256 == hashlib.sha256(DECIDE_SOURCE.encode()).hexdigest()
     assert version.notes == {"run": "r1", "parent": None}
     rating = db_session.get(Rating, bot.id)
-    assert rating is not None and rating.matches_played == 0 and rating.ordinal == 0.0
+    assert rating is not None
+    assert rating.matches_played == 0
+    assert rating.ordinal == 0.0
 
 
 def test_versions(db_session: Session, new_user: NewUser, bot_server: BotServer) -> None:
@@ -163,7 +170,8 @@ def test_versions(db_session: Session, new_user: NewUser, bot_server: BotServer)
     source = DECIDE_SOURCE + "\n# v2\n"
     version = bots.add_version(db_session, settings, bot, source=source, notes={"checkpoint": "c7"})
     db_session.expire_all()
-    assert version.number == 2 and version.notes == {"checkpoint": "c7"}
+    assert version.number == 2
+    assert version.notes == {"checkpoint": "c7"}
     assert version.contract == HostedContract.DECIDE  # the current version's contract by default
     assert db_session.get(Bot, bot.id).current_version_id == version.id  # type: ignore[union-attr]
     assert db_session.get(Rating, bot.id).sigma == ratings.default_sigma() / 2  # type: ignore[union-attr]
@@ -182,7 +190,8 @@ def test_http_registration(db_session: Session, new_user: NewUser, bot_server: B
     unverified = bots.register_http_bot(
         db_session, settings, owner, name=_name("later"), game="podracing", endpoint=bot_server.url
     )
-    assert not unverified.verified and unverified.bot.status == BotStatus.INACTIVE
+    assert not unverified.verified
+    assert unverified.bot.status == BotStatus.INACTIVE
     assert decrypt_secret(settings, unverified.bot.secret_encrypted) == unverified.secret
 
     checked = bots.register_http_bot(
@@ -195,10 +204,12 @@ def test_http_registration(db_session: Session, new_user: NewUser, bot_server: B
         secret=bot_server.secret,
         origin=BotOrigin.TRAINER,
     )
-    assert checked.verified and checked.bot.status == BotStatus.ACTIVE
+    assert checked.verified
+    assert checked.bot.status == BotStatus.ACTIVE
     assert checked.bot.origin == BotOrigin.TRAINER
     version = db_session.get(BotVersion, checked.bot.current_version_id)
-    assert version is not None and version.notes == {"endpoint": bot_server.url}
+    assert version is not None
+    assert version.notes == {"endpoint": bot_server.url}
 
     dead = f"http://127.0.0.1:{free_port()}"
     name = _name("dead")
@@ -207,7 +218,8 @@ def test_http_registration(db_session: Session, new_user: NewUser, bot_server: B
             db_session, settings, owner, name=name, game="podracing", endpoint=dead, secret=generate_secret()
         )
     assert not isinstance(failed.value, bots.EndpointNotAllowed)
-    assert "failed its signed health check" in failed.value.message and failed.value.endpoint == dead
+    assert "failed its signed health check" in failed.value.message
+    assert failed.value.endpoint == dead
 
     strict = settings.model_copy(update={"dev_mode": False})
     with pytest.raises(bots.EndpointNotAllowed) as refused:
@@ -237,7 +249,8 @@ def test_ownership(db_session: Session, new_user: NewUser) -> None:
 
     assert bots.get_owned_bot(db_session, owner, bot.id) is bot
     assert bots.get_owned_bot(db_session, admin, bot.id) is bot
-    assert bots.may_manage(admin, bot) and not bots.may_manage(other, bot)
+    assert bots.may_manage(admin, bot)
+    assert not bots.may_manage(other, bot)
     with pytest.raises(bots.NotBotOwner) as forbidden:
         bots.get_owned_bot(db_session, other, bot.id)
     assert forbidden.value.message == f"bot {bot.id} belongs to another user"
@@ -311,11 +324,13 @@ def test_secret_rotation(db_session: Session, new_user: NewUser) -> None:
     secret = bots.rotate_secret(db_session, settings, bot.bot)
     db_session.expire_all()
     stored = db_session.get(Bot, bot.bot.id)
-    assert stored is not None and secret != bot.secret
+    assert stored is not None
+    assert secret != bot.secret
     assert decrypt_secret(settings, stored.secret_encrypted) == secret
     assert decrypt_secret(settings, stored.previous_secret_encrypted or b"") == bot.secret
     ends = bots.grace_ends_at(settings, stored)
-    assert ends is not None and stored.secret_rotated_at is not None
+    assert ends is not None
+    assert stored.secret_rotated_at is not None
     assert (ends - stored.secret_rotated_at).total_seconds() == settings.secret_grace_s
     # One rule for the registration's checks and the runner: signed with until the window ends.
     previous, rotated = stored.previous_secret_encrypted, stored.secret_rotated_at

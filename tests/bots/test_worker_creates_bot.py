@@ -138,9 +138,12 @@ def test_a_worker_registers_a_hosted_bot_and_a_version_as_the_api_does(
     made_by_worker, made_by_api = _bot(client, carol, worker_id), _bot(client, carol, api_id)
     assert made_by_worker["name"] == name
     assert _without(made_by_worker, WHEN) == _without(made_by_api, WHEN)
-    assert made_by_worker["kind"] == "hosted" and made_by_worker["status"] == "active"
-    assert made_by_worker["origin"] == "human" and made_by_worker["current_version"] == 1
-    assert made_by_worker["rating"] is not None and made_by_worker["rating"]["matches_played"] == 0
+    assert made_by_worker["kind"] == "hosted"
+    assert made_by_worker["status"] == "active"
+    assert made_by_worker["origin"] == "human"
+    assert made_by_worker["current_version"] == 1
+    assert made_by_worker["rating"] is not None
+    assert made_by_worker["rating"]["matches_played"] == 0
     assert _version_list(client, carol, worker_id) == _version_list(client, carol, api_id)
     first = client.get(f"/api/v1/bots/{worker_id}/versions/1", headers=carol.headers).json()
     assert first["source"] == DECIDE_SOURCE
@@ -156,7 +159,8 @@ def test_a_worker_registers_a_hosted_bot_and_a_version_as_the_api_does(
     assert uploaded.status_code == 201, uploaded.text
     _wait(lambda: _versions(worker_id) == 2, bots_worker, "version 2 in the database")
     outcome = _wait(lambda: _outcome(key), bots_worker, "the version task's outcome")
-    assert outcome["number"] == 2 and "error" not in outcome
+    assert outcome["number"] == 2
+    assert "error" not in outcome
 
     made_by_worker, made_by_api = _bot(client, carol, worker_id), _bot(client, carol, api_id)
     assert _without(made_by_worker, WHEN) == _without(made_by_api, WHEN)
@@ -181,8 +185,10 @@ def test_a_worker_gets_the_same_refusal_for_bad_code_as_the_api(
     assert answer.status_code == 422
     outcome = _wait(lambda: _outcome(key), bots_worker, "the registration task's outcome")
     assert outcome["error"] == "InvalidBotSource"
-    assert outcome["message"] == answer.json()["detail"] and "'os'" in outcome["message"]
-    assert outcome["details"] == answer.json()["errors"] and outcome["details"][0]["line"] == 1
+    assert outcome["message"] == answer.json()["detail"]
+    assert "'os'" in outcome["message"]
+    assert outcome["details"] == answer.json()["errors"]
+    assert outcome["details"][0]["line"] == 1
     assert _bot_id(name) is None
 
     hosted = client.post(
@@ -196,7 +202,8 @@ def test_a_worker_gets_the_same_refusal_for_bad_code_as_the_api(
         f"/api/v1/bots/{hosted['id']}/versions", json={"source": REFUSED_SOURCE}, headers=carol.headers
     )
     assert upload.status_code == 422
-    assert outcome["error"] == "InvalidBotSource" and outcome["message"] == upload.json()["detail"]
+    assert outcome["error"] == "InvalidBotSource"
+    assert outcome["message"] == upload.json()["detail"]
     assert _bot(client, carol, hosted["id"])["current_version"] == 1
 
 

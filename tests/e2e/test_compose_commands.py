@@ -169,25 +169,30 @@ def test_compose_file_validates_renders_as_read_here_and_demands_every_secret(tm
     names = sorted(required_variables())
     with ThreadPoolExecutor(max_workers=4) as pool:
         for name, missing in zip(names, pool.map(without, names), strict=True):
-            assert missing.returncode != 0 and name in missing.stderr, (name, missing.stderr)
+            assert missing.returncode != 0, (name, missing.stderr)
+            assert name in missing.stderr, (name, missing.stderr)
 
     # The GPU override validates with it and gives the trainer an NVIDIA GPU, nothing else.
     gpu = run_compose("-f", str(GPU_OVERRIDE), "config", env=env, tmp_path=tmp_path)
     assert gpu.returncode == 0, gpu.stderr
     trainer = yaml.safe_load(gpu.stdout)["services"]["trainer"]
     assert trainer["deploy"]["resources"]["reservations"]["devices"][0]["driver"] == "nvidia"
-    assert trainer["image"] == "arena-trainer-cuda" and trainer["cap_drop"] == ["ALL"]
+    assert trainer["image"] == "arena-trainer-cuda"
+    assert trainer["cap_drop"] == ["ALL"]
 
 
 def test_long_running_services_have_healthchecks_and_restart_policies() -> None:
     services = load_compose(secrets_env())["services"]
     for name, spec in services.items():
         if name in ONE_SHOT:
-            assert spec["restart"] == "no" and "healthcheck" not in spec, name
+            assert spec["restart"] == "no", name
+            assert "healthcheck" not in spec, name
             continue
         assert spec.get("restart") == "unless-stopped", name
         test = spec.get("healthcheck", {}).get("test")
-        assert test and test[0] in ("CMD", "CMD-SHELL") and len(test) > 1, name
+        assert test, name
+        assert test[0] in ("CMD", "CMD-SHELL"), name
+        assert len(test) > 1, name
     for name, spec in services.items():
         for dependency, rule in (spec.get("depends_on") or {}).items():
             if dependency in ONE_SHOT:
@@ -253,7 +258,8 @@ def test_only_the_gateway_is_published_beyond_loopback_and_tools_ask_for_passwor
     assert services["flower"]["environment"]["FLOWER_BASIC_AUTH"] == env["FLOWER_BASIC_AUTH"]
     grafana = services["grafana"]["environment"]
     assert grafana["GF_SECURITY_ADMIN_PASSWORD"] == env["GRAFANA_ADMIN_PASSWORD"]
-    assert grafana["GF_AUTH_ANONYMOUS_ENABLED"] == "false" and grafana["GF_USERS_ALLOW_SIGN_UP"] == "false"
+    assert grafana["GF_AUTH_ANONYMOUS_ENABLED"] == "false"
+    assert grafana["GF_USERS_ALLOW_SIGN_UP"] == "false"
     minio = services["minio"]["environment"]
     assert minio["MINIO_ROOT_PASSWORD"] == env["MINIO_ROOT_PASSWORD"]
 
@@ -267,7 +273,8 @@ def test_least_privilege_for_every_container() -> None:
     for name, spec in services.items():
         options = spec.get("security_opt", [])
         assert "no-new-privileges:true" in options, name
-        assert not spec.get("privileged") and not spec.get("cap_add"), name
+        assert not spec.get("privileged"), name
+        assert not spec.get("cap_add"), name
         if name in OWN_IMAGES:
             assert spec.get("cap_drop") == ["ALL"], name
         if name in SANDBOX_HOSTS:
@@ -358,7 +365,8 @@ def test_minio_init_creates_a_private_bucket_and_a_key_limited_to_it(tmp_path: P
     }
     without_key = {k: v for k, v in env.items() if k != "ARENA_REPLAY_S3_SECRET_KEY"}
     refused = subprocess.run(["/bin/sh", str(script)], env=without_key, capture_output=True, text=True)
-    assert refused.returncode != 0 and "ARENA_REPLAY_S3_SECRET_KEY" in refused.stderr
+    assert refused.returncode != 0
+    assert "ARENA_REPLAY_S3_SECRET_KEY" in refused.stderr
 
 
 def test_images_are_multi_stage_non_root_and_lean() -> None:
@@ -369,9 +377,13 @@ def test_images_are_multi_stage_non_root_and_lean() -> None:
         assert len(re.findall(r"^FROM ", dockerfile, flags=re.M)) >= 2
         assert re.search(r"^USER (?!root)\w+", dockerfile, flags=re.M)
     installs = " ".join(line for line in gateway.splitlines() if "pip install" in line)
-    assert '".[gateway]"' in installs and "torch" not in installs and "trainer" not in installs
-    assert "bubblewrap" in runner and '".[match-runner,evolver]"' in runner, "flower is in match-runner"
-    assert "torch" not in runner and '".[trainer]"' in trainer, "torch is in the trainer image only"
+    assert '".[gateway]"' in installs
+    assert "torch" not in installs
+    assert "trainer" not in installs
+    assert "bubblewrap" in runner, "the match runner sandboxes hosted bots with bubblewrap"
+    assert '".[match-runner,evolver]"' in runner, "flower is in match-runner"
+    assert "torch" not in runner, "torch is in the trainer image only"
+    assert '".[trainer]"' in trainer, "torch is in the trainer image only"
     services = load_compose(secrets_env())["services"]
     assert services["gateway"]["build"]["dockerfile"] == "deploy/Dockerfile.gateway"
     assert services["match-runner"]["build"]["dockerfile"] == "deploy/Dockerfile.match-runner"

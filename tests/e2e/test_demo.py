@@ -83,9 +83,13 @@ def test_demo_plays_a_ladder_prints_the_leaderboard_and_cleans_up(tmp_path: Path
             names |= {r[1] for r in rows}
         assert {"hosted-runner", "hosted-codingame", "builtin-blocker", "hosted-sniper"} <= names
         links = out.split("API docs", 1)[1]
-        assert "/docs" in out and "/replay" in links and "/leaderboard/battle" in links
-        assert "celery worker -Q evolution" in out and "/evolution/" in links, "the evolver and its run"
-        assert "celery worker -Q training" in out and "5 s of training on the CPU" in out, "the trainer's run"
+        assert "/docs" in out
+        assert "/replay" in links
+        assert "/leaderboard/battle" in links
+        assert "celery worker -Q evolution" in out, "the evolver and its run"
+        assert "/evolution/" in links, "the evolver and its run"
+        assert "celery worker -Q training" in out, "the trainer's run"
+        assert "5 s of training on the CPU" in out, "the trainer's run"
         assert "==> Stopping the demo's runs" in out, (
             "--exit-after-ladder stops its training and evolution runs"
         )

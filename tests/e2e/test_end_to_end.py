@@ -103,15 +103,21 @@ def test_challenge_played_by_a_real_worker(
         time.sleep(0.5)
         match = api.get(f"/matches/{match_id}").json()
     assert match["status"] == "finished", json.dumps(match)[:2000]
-    assert match["turns"] > 0 and match["end_reason"]
+    assert match["turns"] > 0
+    assert match["end_reason"]
     parts = {p["bot_id"]: p for p in match["participants"]}
     assert sorted(p["rank"] for p in parts.values()) == [0, 1]  # a race between these bots has a winner
     for p in parts.values():
-        assert p["latency_p50_ms"] is not None and p["mu_before"] == 25.0 and p["mu_after"] is not None
-        assert p["errors"] == 0 and p["timeouts"] == 0 and not p["forfeited"]
+        assert p["latency_p50_ms"] is not None
+        assert p["mu_before"] == 25.0
+        assert p["mu_after"] is not None
+        assert p["errors"] == 0
+        assert p["timeouts"] == 0
+        assert not p["forfeited"]
     winner = next(p for p in parts.values() if p["rank"] == 0)
     loser = next(p for p in parts.values() if p["rank"] == 1)
-    assert winner["mu_after"] > winner["mu_before"] and loser["mu_after"] < loser["mu_before"]
+    assert winner["mu_after"] > winner["mu_before"]
+    assert loser["mu_after"] < loser["mu_before"]
     assert winner["ordinal_change"] > 0
     board = api.get("/leaderboard/podracing").json()["entries"]
     order = [e["bot_id"] for e in board if e["bot_id"] in parts]
@@ -122,9 +128,11 @@ def test_challenge_played_by_a_real_worker(
     replay_answer = api.get(f"/matches/{match_id}/replay")
     assert replay_answer.status_code == 200
     replay = replay_answer.json()
-    assert replay["seed"] == 7 and len(replay["turns"]) == match["turns"]
+    assert replay["seed"] == 7
+    assert len(replay["turns"]) == match["turns"]
     again = resimulate(get_game("podracing"), replay)
-    assert again["frames"] == replay["frames"] and again["result"] == replay["result"]
+    assert again["frames"] == replay["frames"]
+    assert again["result"] == replay["result"]
     packed = api.get(f"/matches/{match_id}/replay", params={"compressed": 1})
     assert json.loads(gzip.decompress(packed.content)) == replay
 
@@ -149,10 +157,12 @@ def test_challenge_played_by_a_real_worker(
         second = api.get(f"/matches/{second['id']}").json()
     assert second["status"] == "finished", json.dumps(second)[:2000]
     sandboxed = second["participants"][0]
-    assert sandboxed["errors"] == 0 and not sandboxed["forfeited"], sandboxed
+    assert sandboxed["errors"] == 0, sandboxed
+    assert not sandboxed["forfeited"], sandboxed
     assert sandboxed["mu_after"] is None  # unrated: ratings untouched
     assert api.get(f"/bots/{hosted.json()['id']}", headers=alice).json()["rating"]["matches_played"] == 0
 
     metrics = httpx.get(base + "/metrics").text
     finished = re.search(r'^arena_matches\{status="finished"\} (\S+)$', metrics, flags=re.M)
-    assert finished and float(finished.group(1)) >= 2
+    assert finished
+    assert float(finished.group(1)) >= 2

@@ -355,9 +355,8 @@ def _assert_rated_once(cluster: Cluster, bot_ids: list[uuid.UUID]) -> None:
                 assert len(following) == 1, f"bot {bot_id}: the rating chain breaks at mu={mu}, sigma={sigma}"
                 remaining.remove(following[0])
                 mu, sigma = following[0][2], following[0][3]
-            assert math.isclose(rating.mu, mu, rel_tol=1e-12) and math.isclose(
-                rating.sigma, sigma, rel_tol=1e-12
-            )
+            assert math.isclose(rating.mu, mu, rel_tol=1e-12)
+            assert math.isclose(rating.sigma, sigma, rel_tol=1e-12)
 
 
 @pytest.mark.e2e
@@ -474,10 +473,13 @@ def test_two_worker_hosts_one_cut_off_mid_match_every_match_finished_and_rated_o
     assert len(matches) >= LADDER_MATCHES
     problems = [(m.id, m.status, m.error) for m in matches if m.status != MatchStatus.FINISHED or m.error]
     assert not problems, problems
-    assert all(m.rated and m.kind == MatchKind.LADDER for m in matches)
+    assert all(m.rated for m in matches)
+    assert all(m.kind == MatchKind.LADDER for m in matches)
     for m in matches:
         seats = participants[m.id]
-        assert len(seats) == 2 and all(p.rank is not None and p.mu_after is not None for p in seats), m.id
+        assert len(seats) == 2, m.id
+        assert all(p.rank is not None for p in seats), m.id
+        assert all(p.mu_after is not None for p in seats), m.id
         replay = replays[m.id]
         assert replay.key == replay_key(m.id, m.attempts), (m.id, replay.key, m.attempts)
     stored = {str(p.relative_to(cluster.replay_dir)) for p in cluster.replay_dir.rglob("*.json.gz")}
@@ -523,7 +525,8 @@ def test_leftovers_of_a_killed_run_are_removed_before_a_new_network() -> None:
         )
         removed = netns.clean_stale()
         assert {namespace, link} <= set(removed)
-        assert namespace not in _listed_namespaces() and not _link_exists(link)
+        assert namespace not in _listed_namespaces()
+        assert not _link_exists(link)
     finally:
         subprocess.run(["ip", "link", "delete", link], capture_output=True)
         subprocess.run(["ip", "netns", "delete", namespace], capture_output=True)

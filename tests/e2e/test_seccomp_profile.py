@@ -187,19 +187,25 @@ def allowed_names(profile: dict[str, Any], *, conditional: bool) -> set[str]:
 def test_profile_has_dockers_shape() -> None:
     profile = load_profile()
     assert set(profile) == {"defaultAction", "defaultErrnoRet", "archMap", "syscalls"}
-    assert profile["defaultAction"] == "SCMP_ACT_ERRNO" and profile["defaultErrnoRet"] == EPERM
+    assert profile["defaultAction"] == "SCMP_ACT_ERRNO"
+    assert profile["defaultErrnoRet"] == EPERM
     arches = {entry["architecture"] for entry in profile["archMap"]}
     assert arches == {"SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64"}, "the architectures shared/sandbox supports"
     for entry in profile["archMap"]:
         assert all(sub.startswith("SCMP_ARCH_") for sub in entry["subArchitectures"])
     for entry in profile["syscalls"]:
-        assert set(entry) <= KNOWN_FIELDS and "names" in entry and "action" in entry, entry
-        assert entry["names"] and all(re.fullmatch(r"[a-z_][a-z0-9_]*", name) for name in entry["names"])
+        assert set(entry) <= KNOWN_FIELDS, entry
+        assert "names" in entry, entry
+        assert "action" in entry, entry
+        assert entry["names"]
+        assert all(re.fullmatch(r"[a-z_][a-z0-9_]*", name) for name in entry["names"])
         assert entry["action"] in {"SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO"}, entry
         assert "caps" not in entry.get("includes", {}), "the services drop every capability: a dead rule"
         for arg in entry.get("args", []):
-            assert set(arg) <= {"index", "value", "valueTwo", "op"} and arg["op"] in KNOWN_OPS, arg
-            assert 0 <= arg["index"] <= 5 and 0 <= arg["value"] < 2**64, arg
+            assert set(arg) <= {"index", "value", "valueTwo", "op"}, arg
+            assert arg["op"] in KNOWN_OPS, arg
+            assert 0 <= arg["index"] <= 5, arg
+            assert 0 <= arg["value"] < 2**64, arg
         assert entry.get("comment"), "every rule says where it comes from"
 
 
@@ -210,12 +216,14 @@ def test_profile_is_dockers_default_plus_exactly_what_bubblewrap_needs() -> None
     assert unconditional >= DOCKER_DEFAULT_ALLOWED, sorted(DOCKER_DEFAULT_ALLOWED - unconditional)
     assert allowed_names(profile, conditional=True) == DOCKER_DEFAULT_CONDITIONAL
     bubblewrap = [e for e in profile["syscalls"] if set(e["names"]) & set(BUBBLEWRAP_CALLS)]
-    assert len(bubblewrap) == 1 and set(bubblewrap[0]["names"]) == set(BUBBLEWRAP_CALLS)
+    assert len(bubblewrap) == 1
+    assert set(bubblewrap[0]["names"]) == set(BUBBLEWRAP_CALLS)
     assert "bubblewrap" in bubblewrap[0]["comment"]
     socket_rules = [e for e in profile["syscalls"] if e["names"] == ["socket"]]
     assert [r["args"] for r in socket_rules] == [[{"index": 0, "value": 40, "op": "SCMP_CMP_NE"}]]
     (clone3,) = [e for e in profile["syscalls"] if "clone3" in e["names"]]
-    assert clone3["action"] == "SCMP_ACT_ERRNO" and clone3["errnoRet"] == ENOSYS
+    assert clone3["action"] == "SCMP_ACT_ERRNO"
+    assert clone3["errnoRet"] == ENOSYS
 
 
 def test_profile_allows_nothing_dangerous() -> None:
@@ -393,7 +401,8 @@ def run_worker(profile: dict[str, Any]) -> dict[str, Any]:
         timeout=60,
     )
     stdout, stderr = done.stdout.decode(), done.stderr.decode(errors="replace")
-    assert done.returncode == 0 and stdout.strip(), stderr[-3000:]
+    assert done.returncode == 0, stderr[-3000:]
+    assert stdout.strip(), stderr[-3000:]
     return dict(json.loads(stdout.strip().splitlines()[-1]))
 
 

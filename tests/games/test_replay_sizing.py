@@ -63,9 +63,11 @@ def test_the_bound_from_an_answer_body_is_never_below_the_exact_size() -> None:
             assert b"\\ud8" in body, body  # only a surrogate escape leaves the body without a bound
             continue
         size = _strict_size(action)
-        assert size is not None and size <= bound, body
+        assert size is not None, body
+        assert size <= bound, body
         checked += 1
-    assert checked > 1000 and unbounded > 0
+    assert checked > 1000
+    assert unbounded > 0
 
 
 def _turns(seed: int, bodies: list[bytes]) -> list[tuple[list[Any], list[bytes | None]]]:
@@ -125,7 +127,8 @@ def test_actions_kept_on_their_body_bound_are_those_exact_sizing_keeps(
 def test_a_recorded_replay_encodes_as_the_whole_replay_would() -> None:
     action = {"pods": [{"x": 8000, "y": 4500, "thrust": 100, "message": "h\u00e9"}] * 2}
     replay = _record([([action, action], [None, None])] * 50, True)
-    assert isinstance(replay, RecordedReplay) and replay.spliced_text() is not None
+    assert isinstance(replay, RecordedReplay)
+    assert replay.spliced_text() is not None
     plain = dict(replay)
     assert encode(replay) == encode(plain)  # a plain dict is encoded whole
     assert json.loads(encode(replay)) == json.loads(json.dumps(plain))

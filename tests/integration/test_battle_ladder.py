@@ -111,7 +111,9 @@ def test_ladder_battle_between_hosted_bots_is_played_rated_and_replayable(
 
     participants = sorted(match.participants, key=lambda p: p.slot)
     for row in participants:
-        assert row.errors == 0 and row.timeouts == 0 and not row.forfeited, row.error_samples
+        assert row.errors == 0, row.error_samples
+        assert row.timeouts == 0, row.error_samples
+        assert not row.forfeited, row.error_samples
         assert row.latency_p50_ms is not None
         for key in ("kills", "deaths", "damage_dealt", "shots", "hits"):
             assert key in row.metrics, (key, row.metrics)
@@ -137,8 +139,11 @@ def test_ladder_battle_between_hosted_bots_is_played_rated_and_replayable(
     for me, row in enumerate(participants):
         other = 1 - me
         m = row.metrics
-        assert m["shots"] == shots[me] and m["hits"] == hits[me] and m["kills"] == kills[me], m
-        assert m["damage_dealt"] == pytest.approx(damage[me]) and m["deaths"] == deaths[me], m
+        assert m["shots"] == shots[me], m
+        assert m["hits"] == hits[me], m
+        assert m["kills"] == kills[me], m
+        assert m["damage_dealt"] == pytest.approx(damage[me]), m
+        assert m["deaths"] == deaths[me], m
         assert m["hits"] <= m["shots"]
         # Every unit one side lost was killed by the other side or by its own fire.
         assert kills[other] + friendly_kills[me] == deaths[me]
@@ -157,7 +162,8 @@ def test_ladder_battle_between_hosted_bots_is_played_rated_and_replayable(
     assert len(played) == 2, "each bot was in exactly one match"
     for row, skill in zip(participants, after, strict=True):
         rating = rows[row.bot_id]
-        assert rating.game == "battle" and rating.matches_played == 1
+        assert rating.game == "battle"
+        assert rating.matches_played == 1
         assert (row.mu_before, row.sigma_before) == pytest.approx((default.mu, default.sigma))
         assert (rating.mu, rating.sigma) == pytest.approx((skill.mu, skill.sigma))
         assert (row.mu_after, row.sigma_after) == pytest.approx((rating.mu, rating.sigma))

@@ -144,9 +144,12 @@ def _expected_results(chunks: int) -> list[tuple[int, int]]:
 def _assert_finished_once(job_id: uuid.UUID, chunks: int) -> Job:
     job = _job(job_id)
     assert job.status == JobStatus.FINISHED, job.error
-    assert job.chunk == chunks and job.checkpoint == {"total": sum(range(chunks))}
+    assert job.chunk == chunks
+    assert job.checkpoint == {"total": sum(range(chunks))}
     assert job.progress == {"chunks_done": chunks, "chunks": chunks}
-    assert job.lease_token is None and job.finished_at is not None and job.error is None
+    assert job.lease_token is None
+    assert job.finished_at is not None
+    assert job.error is None
     assert [(c, total) for c, _, total in _results(job_id)] == _expected_results(chunks)
     assert _finish_hooks(job_id) == 1
     return job
@@ -178,7 +181,9 @@ def test_worker_killed_mid_chunk_resumes_from_the_last_checkpoint(
     _wait(lambda: _group_gone(doomed.pid), "every process of the killed worker gone", 10)
 
     running = _job(job_id)
-    assert running.status == JobStatus.RUNNING and running.chunk == 2 and running.attempts == 1
+    assert running.status == JobStatus.RUNNING
+    assert running.chunk == 2
+    assert running.attempts == 1
     assert [c for c, _, _ in _results(job_id)] == [0, 1], "chunk 2 must not have committed"
 
     rescue = sample_worker("rescue")
@@ -223,8 +228,11 @@ def test_a_message_for_a_chunk_not_due_or_already_done_is_a_no_op(database_url: 
     assert run_chunk(HANDLER, job_id, 0) is ChunkOutcome.NEXT_QUEUED
     assert run_chunk(HANDLER, job_id, 0) is ChunkOutcome.SKIPPED, "chunk 0 is done; chunk 1 is queued"
     job = _job(job_id)
-    assert job.status == JobStatus.QUEUED and job.chunk == 1 and job.checkpoint == {"total": 0}
-    assert _starts(job_id) == Counter({0: 1}) and [c for c, _, _ in _results(job_id)] == [0]
+    assert job.status == JobStatus.QUEUED
+    assert job.chunk == 1
+    assert job.checkpoint == {"total": 0}
+    assert _starts(job_id) == Counter({0: 1})
+    assert [c for c, _, _ in _results(job_id)] == [0]
 
 
 @pytest.mark.slow
@@ -261,7 +269,8 @@ def test_stop_at_a_chunk_boundary_and_resume(sample_worker: Callable[..., Manage
     _wait(lambda: _starts(job_id)[1] == 1, "chunk 1 started", 30, worker)
     assert stop_job(job_id) == JobStatus.STOPPING
     stopped = _wait_status(job_id, JobStatus.STOPPED, worker)
-    assert stopped.chunk == 2 and stopped.checkpoint == {"total": 1}, "the running chunk commits, then stops"
+    assert stopped.chunk == 2, "the running chunk commits, then stops"
+    assert stopped.checkpoint == {"total": 1}, "the running chunk commits, then stops"
     assert stop_job(job_id) == JobStatus.STOPPED
     time.sleep(1.5)
     assert 2 not in _starts(job_id), "a stopped job ran a chunk"
@@ -295,10 +304,11 @@ def test_a_failing_chunk_is_retried_then_the_job_fails_and_can_be_resumed(
     worker = sample_worker("failing")
     job_id = start_job(SAMPLE, {"chunks": 3, "sleep_s": 0.1, "fail_starts": {"1": MAX_ATTEMPTS + 1}})
     failed = _wait_status(job_id, JobStatus.FAILED, worker)
-    assert failed.chunk == 1 and failed.attempts == MAX_ATTEMPTS and failed.finished_at is not None
-    assert (
-        failed.error is not None and f"RuntimeError: boom in chunk 1 (start {MAX_ATTEMPTS})" in failed.error
-    )
+    assert failed.chunk == 1
+    assert failed.attempts == MAX_ATTEMPTS
+    assert failed.finished_at is not None
+    assert failed.error is not None
+    assert f"RuntimeError: boom in chunk 1 (start {MAX_ATTEMPTS})" in failed.error
     assert _starts(job_id) == Counter({0: 1, 1: MAX_ATTEMPTS})
     assert [c for c, _, _ in _results(job_id)] == [0], "a failed chunk committed something"
 
@@ -320,9 +330,13 @@ def test_a_permanent_failure_fails_the_job_at_once(database_url: str) -> None:
     assert run_chunk(HANDLER, job_id, 0) is ChunkOutcome.NEXT_QUEUED
     assert run_chunk(HANDLER, job_id, 1) is ChunkOutcome.FAILED
     failed = _job(job_id)
-    assert failed.status == JobStatus.FAILED and failed.attempts == 1 < MAX_ATTEMPTS
-    assert failed.error == f"chunk 1, attempt 1: {message}" and failed.finished_at is not None
-    assert failed.chunk == 1 and failed.checkpoint == {"total": 0} and failed.lease_token is None
+    assert failed.status == JobStatus.FAILED
+    assert failed.attempts == 1 < MAX_ATTEMPTS
+    assert failed.error == f"chunk 1, attempt 1: {message}"
+    assert failed.finished_at is not None
+    assert failed.chunk == 1
+    assert failed.checkpoint == {"total": 0}
+    assert failed.lease_token is None
     assert run_chunk(HANDLER, job_id, 1) is ChunkOutcome.SKIPPED, "a failed job runs nothing"
     assert resume_job(job_id) == JobStatus.QUEUED
     assert run_chunk(HANDLER, job_id, 1) is ChunkOutcome.FAILED
@@ -349,7 +363,8 @@ def test_a_slow_worker_with_a_fresh_heartbeat_is_never_reaped(
     _assert_finished_once(job_id, 2)
     assert _starts(job_id) == Counter({0: 1, 1: 1})
     reaped = reaper.log()[reaper_log_before:]
-    assert "Task arena.matches.reap_stale" in reaped and "stale jobs" not in reaped
+    assert "Task arena.matches.reap_stale" in reaped
+    assert "stale jobs" not in reaped
 
 
 @pytest.mark.slow
@@ -383,9 +398,11 @@ def test_the_reaper_fails_jobs_out_of_attempts_and_stops_dead_stopping_jobs(data
             job.lease_token = uuid.uuid4()
             ids[name] = job.id
     report = reap_stale_jobs(STALE_AFTER_S, MAX_ATTEMPTS)
-    assert ids["out_of_attempts"] in report.failed and ids["stopping"] in report.stopped
+    assert ids["out_of_attempts"] in report.failed
+    assert ids["stopping"] in report.stopped
     failed = _job(ids["out_of_attempts"])
-    assert failed.status == JobStatus.FAILED and failed.lease_token is None
+    assert failed.status == JobStatus.FAILED
+    assert failed.lease_token is None
     assert failed.error == f"abandoned: chunk 0 lost its worker {MAX_ATTEMPTS} times (heartbeat lost)"
     assert _job(ids["stopping"]).status == JobStatus.STOPPED
     with pytest.raises(JobStateError):

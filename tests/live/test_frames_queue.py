@@ -26,21 +26,25 @@ def test_frames_are_dropped_first_when_the_queue_is_full() -> None:
     )
     try:
         assert publisher.publish(started)  # refused by the closed port: the sender now waits 60 s
-        assert publisher.flush(5) and publisher.pending == 0
+        assert publisher.flush(5)
+        assert publisher.pending == 0
         news_before, frames_before = dropped("matches"), dropped("match")
 
         assert publisher.publish(started)
         queued = [publisher.publish(frames(match_id, turn)) for turn in range(10)]
         assert publisher.publish(finished)
-        assert queued == [True] * 10 and publisher.pending == 5
+        assert queued == [True] * 10
+        assert publisher.pending == 5
         assert dropped("matches") == news_before, "no news was dropped"
         assert dropped("match") == frames_before + 7  # 12 events into 5 places, the news kept
 
         for _ in range(3):  # a queue of news only: a new frame gives way, a new news event does not
             assert publisher.publish(started)
-        assert publisher.pending == 5 and dropped("match") == frames_before + 10
+        assert publisher.pending == 5
+        assert dropped("match") == frames_before + 10
         assert not publisher.publish(frames(match_id, 10))
-        assert dropped("match") == frames_before + 11 and dropped("matches") == news_before
+        assert dropped("match") == frames_before + 11
+        assert dropped("matches") == news_before
         assert publisher.publish(finished)
         assert dropped("matches") == news_before + 1
     finally:

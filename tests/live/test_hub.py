@@ -65,7 +65,8 @@ def test_one_redis_subscription_feeds_every_client_and_a_client_that_never_reads
 
                 for got in received:
                     assert [e.turn for e in got if isinstance(e, MatchFrames)] == list(range(300))
-                assert frozen.closed is not None and frozen.closed.code == CLOSE_TOO_SLOW
+                assert frozen.closed is not None
+                assert frozen.closed.code == CLOSE_TOO_SLOW
                 assert frozen.ended.is_set()
                 try:
                     await frozen.next()
@@ -121,7 +122,8 @@ def test_a_filtered_topic_is_shared_and_each_client_gets_only_what_it_wants(redi
                 ]
                 assert [type(e) for e in viewer_got] == [MatchFrames, MatchFinished]
                 assert viewer_got[1].match_id == mine  # type: ignore[attr-defined]
-                assert viewer.waiting == 0 and ticker.waiting == 0
+                assert viewer.waiting == 0
+                assert ticker.waiting == 0
         finally:
             await hub.aclose()
             await publisher.aclose()

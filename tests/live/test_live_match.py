@@ -55,17 +55,22 @@ def test_a_match_played_by_a_real_worker_is_watched_live_turn_by_turn(
 
     start, turns, finished = asyncio.run(watch())
     match = wait_for_match(match_id, worker)
-    assert match.status == MatchStatus.FINISHED and match.replay is not None
+    assert match.status == MatchStatus.FINISHED
+    assert match.replay is not None
     replay = decompress(load_replay(match.replay))
     replay = json.loads(json.dumps(replay))  # as JSON, like the messages
 
-    assert start["status"] == "queued" and start["replay"]["frames"] == replay["frames"][:1]
-    assert finished["type"] == "match.finished" and finished["status"] == "finished"
-    assert finished["turns"] == match.turns and len(finished["participants"]) == 2
+    assert start["status"] == "queued"
+    assert start["replay"]["frames"] == replay["frames"][:1]
+    assert finished["type"] == "match.finished"
+    assert finished["status"] == "finished"
+    assert finished["turns"] == match.turns
+    assert len(finished["participants"]) == 2
     # Batches of consecutive turns that together cover the whole match, in order.
     starts = [m["turn"] for m in turns]
     sizes = [len(m["actions"]) for m in turns]
-    assert starts == [sum(sizes[:k]) for k in range(len(turns))] and sum(sizes) == len(replay["turns"])
+    assert starts == [sum(sizes[:k]) for k in range(len(turns))]
+    assert sum(sizes) == len(replay["turns"])
     assert {(m["match_id"], m["game"]) for m in turns} == {(str(match_id), "podracing")}
     assert [frame for m in turns for frame in m["frames"]] == replay["frames"][1:]
     assert [event for m in turns for event in m["events"]] == replay["events"]
@@ -88,6 +93,9 @@ def test_a_long_match_finishes_when_the_events_redis_is_down(
         log = worker.log()
     finally:
         worker.stop()
-    assert match.status == MatchStatus.FINISHED and match.rated and match.error is None
-    assert match.turns and match.turns > 60
+    assert match.status == MatchStatus.FINISHED
+    assert match.rated
+    assert match.error is None
+    assert match.turns
+    assert match.turns > 60
     assert "cannot publish" in log  # it did try, and said so (rate-limited)

@@ -135,10 +135,12 @@ def test_a_live_match_starts_with_frame_zero_then_relays_frames_until_it_finishe
 
     start, *turns, finished = asyncio.run(scenario())
     expected_frame = get_game("podracing").create_match(11, dict(SMALL_RACE), 2).frame()
-    assert start["type"] == "live.start" and start["match_id"] == str(queued_match)
+    assert start["type"] == "live.start"
+    assert start["match_id"] == str(queued_match)
     assert (start["game"], start["status"]) == ("podracing", "queued")
     assert [p["slot"] for p in start["participants"]] == [0, 1]
-    assert all(p["name"] and uuid.UUID(p["bot_id"]) for p in start["participants"])
+    assert all(p["name"] for p in start["participants"])
+    assert all(uuid.UUID(p["bot_id"]) for p in start["participants"])
     replay = start["replay"]
     assert (replay["format"], replay["seed"], replay["num_players"]) == (1, 11, 2)
     assert replay["config"] == SMALL_RACE
@@ -147,8 +149,10 @@ def test_a_live_match_starts_with_frame_zero_then_relays_frames_until_it_finishe
     assert [(m["type"], m["match_id"], m["turn"]) for m in turns] == [
         ("match.frames", str(queued_match), turn) for turn in range(3)
     ]
-    assert turns[0]["frames"] == [{"turn": 1, "pad": ""}] and turns[0]["actions"] == [[None, None]]
-    assert finished["type"] == "match.finished" and finished["match_id"] == str(queued_match)
+    assert turns[0]["frames"] == [{"turn": 1, "pad": ""}]
+    assert turns[0]["actions"] == [[None, None]]
+    assert finished["type"] == "match.finished"
+    assert finished["match_id"] == str(queued_match)
 
 
 def test_a_match_that_already_ended_gets_start_and_end_then_a_normal_close(

@@ -111,7 +111,9 @@ def test_hosted_bot_plays_over_its_unix_socket_and_its_sandbox_serves_its_next_m
     match = wait_for_match(queue_match([hosted, opponent], seed=31), hosted_worker, timeout=90)
     assert match.status == "finished", match.error
     hosted_row = match.participants[0]
-    assert hosted_row.errors == 0 and hosted_row.timeouts == 0 and not hosted_row.forfeited
+    assert hosted_row.errors == 0
+    assert hosted_row.timeouts == 0
+    assert not hosted_row.forfeited
     assert hosted_row.latency_p50_ms is not None
     assert _messages(match, 0)[:2] == ["hosted 1", "hosted 2"], _messages(match, 0)[:5]
     kept = sorted(set(_leftovers(sandbox_tmp)) - set(before))
@@ -137,7 +139,8 @@ def test_broken_hosted_bot_forfeits_and_is_torn_down(
     match = wait_for_match(queue_match([register_bot(good_bot), hosted], seed=33), hosted_worker, timeout=90)
     assert match.status == "finished", match.error
     _, broken = match.participants
-    assert broken.forfeited and broken.rank == 1
+    assert broken.forfeited
+    assert broken.rank == 1
     assert "bug in my bot" in " ".join(str(s["error"]) for s in broken.error_samples)
     assert set(_leftovers(sandbox_tmp)) <= set(before), "the failing bot's sandbox was kept"
 

@@ -71,7 +71,8 @@ def _samples(participant: Any) -> str:
 
 def _no_unstorable_text(value: Any) -> None:
     text = json.dumps(value, ensure_ascii=False)
-    assert "\\u0000" not in text and "\x00" not in text
+    assert "\\u0000" not in text
+    assert "\x00" not in text
     text.encode("utf-8")  # no lone surrogates
 
 
@@ -111,10 +112,15 @@ def test_hostile_answer_counts_against_its_bot_alone(
 
     _assert_rated_and_finished(match)
     bad, good = match.participants
-    assert bad.bot_id == bad_id and bad.forfeited and bad.rank == 1
+    assert bad.bot_id == bad_id
+    assert bad.forfeited
+    assert bad.rank == 1
     assert bad.errors >= MAX_FAILURES, _samples(bad)
     assert expected_error in _samples(bad), _samples(bad)
-    assert good.errors == 0 and good.timeouts == 0 and not good.forfeited and good.rank == 0
+    assert good.errors == 0
+    assert good.timeouts == 0
+    assert not good.forfeited
+    assert good.rank == 0
     _no_unstorable_text(bad.error_samples)
     replay, _ = served_replay(gateway, match.id)
     assert all(turn["actions"][0] is None for turn in replay["turns"])
@@ -132,7 +138,8 @@ def test_odd_but_readable_actions_are_sanitised_and_stored_safely(
 
     _assert_rated_and_finished(match)
     bad, _ = match.participants
-    assert not bad.forfeited and bad.errors == 0
+    assert not bad.forfeited
+    assert bad.errors == 0
     replay, _ = served_replay(gateway, match.id)
     assert len(replay["turns"]) == match.turns
     if mode == "wrongtypes":
@@ -161,9 +168,11 @@ def test_junk_answers_do_not_bloat_the_replay(
 
     _assert_rated_and_finished(match)
     bad, _ = match.participants
-    assert bad.errors == 0 and not bad.forfeited
+    assert bad.errors == 0
+    assert not bad.forfeited
     replay, size = served_replay(gateway, match.id)
-    assert match.turns and match.turns > 10
+    assert match.turns
+    assert match.turns > 10
     stored_actions = len(json.dumps([turn["actions"] for turn in replay["turns"]]))
     assert stored_actions <= 2 * MAX_REPLAY_ACTION_BYTES * match.turns
     assert size < 200_000, f"replay of {match.turns} turns is {size} bytes"
@@ -220,7 +229,9 @@ def test_a_crash_in_the_games_action_reading_counts_against_that_bot(
 
     played = asyncio.run(play())
     bad, good = played.stats
-    assert bad.forfeited and bad.errors >= 3
+    assert bad.forfeited
+    assert bad.errors >= 3
     assert "KeyError" in str(bad.error_samples[0]["error"])
-    assert good.errors == 0 and not good.forfeited
+    assert good.errors == 0
+    assert not good.forfeited
     assert played.result.players[1].rank == 0

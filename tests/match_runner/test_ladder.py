@@ -119,7 +119,9 @@ def test_ladder_tick_respects_the_pending_cap_and_queues_real_tasks(
     assert redis.Redis.from_url(redis_url).llen(QUEUE_MATCHES) == 3
     with session_scope() as session:
         matches = session.scalars(select(Match).where(Match.id.in_(created))).all()
-        assert all(m.kind == "ladder" and m.rated and m.status == "queued" for m in matches)
+        assert all(m.kind == "ladder" for m in matches)
+        assert all(m.rated for m in matches)
+        assert all(m.status == "queued" for m in matches)
         first = session.scalars(
             select(MatchParticipant.bot_id).join(Match).where(Match.id.in_(created))
         ).all()
@@ -173,7 +175,8 @@ def test_ladder_seats_the_games_ladder_size_even_when_more_bots_could_play(
     with session_scope() as session:
         for match_id in created:
             match = session.get(Match, match_id)
-            assert match is not None and match.game == "battle"
+            assert match is not None
+            assert match.game == "battle"
             assert len(match.participants) == 2
 
 

@@ -116,7 +116,8 @@ def test_a_real_match_announces_its_start_and_its_rated_result(
     match_id, events = play_and_listen(two_bots)
     assert [type(e) for e in events] == [MatchStarted, MatchFinished], events
     started, finished = events
-    assert isinstance(started, MatchStarted) and isinstance(finished, MatchFinished)
+    assert isinstance(started, MatchStarted)
+    assert isinstance(finished, MatchFinished)
     match, participants, rating_rows, names = _stored(match_id)
 
     assert (started.game, started.kind, started.rated, started.attempt) == (
@@ -130,14 +131,18 @@ def test_a_real_match_announces_its_start_and_its_rated_result(
     ]
     assert started.timestamp <= finished.timestamp
 
-    assert match.status == MatchStatus.FINISHED and match.rated
-    assert finished.status == MatchStatus.FINISHED and finished.rated and finished.error is None
+    assert match.status == MatchStatus.FINISHED
+    assert match.rated
+    assert finished.status == MatchStatus.FINISHED
+    assert finished.rated
+    assert finished.error is None
     assert (finished.turns, finished.end_reason) == (match.turns, match.end_reason)
     assert len(finished.participants) == len(participants) == 2
     for seat, stored in zip(finished.participants, participants, strict=True):
         assert (seat.slot, seat.bot_id, seat.name) == (stored.slot, stored.bot_id, names[stored.bot_id])
         assert (seat.rank, seat.score) == (stored.rank, stored.score)
-        assert seat.rating_before is not None and seat.rating_after is not None
+        assert seat.rating_before is not None
+        assert seat.rating_after is not None
         assert (seat.rating_before.mu, seat.rating_before.sigma) == (stored.mu_before, stored.sigma_before)
         assert (seat.rating_after.mu, seat.rating_after.sigma) == (stored.mu_after, stored.sigma_after)
         row = rating_rows[stored.bot_id]
@@ -160,8 +165,11 @@ def test_a_failed_match_announces_its_failure(
     assert isinstance(finished, MatchFinished)
     match, _, _, _ = _stored(match_id)
     assert match.status == MatchStatus.FAILED
-    assert finished.status == MatchStatus.FAILED and not finished.rated
-    assert finished.error == match.error and finished.error and "no bot could be reached" in finished.error
+    assert finished.status == MatchStatus.FAILED
+    assert not finished.rated
+    assert finished.error == match.error
+    assert finished.error
+    assert "no bot could be reached" in finished.error
     assert [(s.bot_id, s.rank, s.rating_after) for s in finished.participants] == [
         (b, None, None) for b in nowhere
     ]
@@ -196,8 +204,11 @@ def test_a_match_the_reaper_gives_up_on_announces_its_failure(
 
     finished = asyncio.run(scenario())
     match, _, _, _ = _stored(match_id)
-    assert match.status == MatchStatus.FAILED and match.error and match.error.startswith("abandoned")
-    assert finished.status == MatchStatus.FAILED and not finished.rated
+    assert match.status == MatchStatus.FAILED
+    assert match.error
+    assert match.error.startswith("abandoned")
+    assert finished.status == MatchStatus.FAILED
+    assert not finished.rated
     assert finished.error == match.error
     assert [s.bot_id for s in finished.participants] == two_bots
 
@@ -225,10 +236,14 @@ def test_a_match_finishes_and_is_rated_when_the_events_redis_is_unusable(
             sent = _published(worker.metrics_url, "sent") + _published(worker.metrics_url, "unheard")  # type: ignore[attr-defined]
         finally:
             worker.stop()
-    assert match.status == MatchStatus.FINISHED and match.rated and match.error is None
+    assert match.status == MatchStatus.FINISHED
+    assert match.rated
+    assert match.error is None
     _, participants, rating_rows, _ = _stored(match_id)
     for stored in participants:
-        assert stored.rank is not None and stored.mu_after is not None and stored.sigma_after is not None
+        assert stored.rank is not None
+        assert stored.mu_after is not None
+        assert stored.sigma_after is not None
         row = rating_rows[stored.bot_id]
         assert (row.mu, row.sigma, row.matches_played) == (stored.mu_after, stored.sigma_after, 1)
     assert sent == 0

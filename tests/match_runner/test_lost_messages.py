@@ -125,21 +125,25 @@ def test_a_lost_message_is_resent_once_overdue_then_played_and_rated_once(
     overdue = queue_match(pair(), seed=32)  # its message is NOT lost: the resend is a duplicate
     with session_scope() as session:
         created = session.get(Match, lost)
-        assert created is not None and created.sent_at > datetime.now(UTC) - timedelta(minutes=1)
+        assert created is not None
+        assert created.sent_at > datetime.now(UTC) - timedelta(minutes=1)
     _lose_message(lost)
 
     # Just younger than the threshold: lost or not, the reaper cannot tell yet and waits.
     _sent_ago(lost, timedelta(seconds=THRESHOLD_S - 60))
     _sent_ago(overdue, timedelta(seconds=THRESHOLD_S - 60))
     assert not {lost, overdue} & set(_reap().resent)
-    assert _messages(lost) == [] and len(_messages(overdue)) == 1
+    assert _messages(lost) == []
+    assert len(_messages(overdue)) == 1
 
     # Past it: both are sent again, once; the next round finds them freshly sent.
     _sent_ago(lost, timedelta(seconds=THRESHOLD_S + 60))
     _sent_ago(overdue, timedelta(seconds=THRESHOLD_S + 60))
     reaped = _reap()
-    assert {lost, overdue} <= set(reaped.resent) and not {lost, overdue} & set(reaped.requeued)
-    assert len(_messages(lost)) == 1 and len(_messages(overdue)) == 2
+    assert {lost, overdue} <= set(reaped.resent)
+    assert not {lost, overdue} & set(reaped.requeued)
+    assert len(_messages(lost)) == 1
+    assert len(_messages(overdue)) == 2
     assert not {lost, overdue} & set(_reap().resent)
     with session_scope() as session:
         assert session.get(Match, lost).status == MatchStatus.QUEUED  # type: ignore[union-attr]
@@ -186,11 +190,13 @@ def test_a_requeued_match_is_not_also_resent_in_the_same_round(
             .values(status=MatchStatus.RUNNING, attempts=1, heartbeat_at=long_ago, sent_at=long_ago)
         )
     reaped = reap_stale(THRESHOLD_S, 3, THRESHOLD_S)
-    assert match_id in reaped.requeued and match_id not in reaped.resent
+    assert match_id in reaped.requeued
+    assert match_id not in reaped.resent
     assert reaped.to_send().count(match_id) == 1
     with session_scope() as session:
         match = session.get(Match, match_id)
-        assert match is not None and match.status == MatchStatus.QUEUED
+        assert match is not None
+        assert match.status == MatchStatus.QUEUED
         assert match.sent_at > datetime.now(UTC) - timedelta(minutes=1)
     assert match_id not in reap_stale(THRESHOLD_S, 3, THRESHOLD_S).resent
     _cancel(match_id)

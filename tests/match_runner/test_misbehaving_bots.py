@@ -55,10 +55,16 @@ def test_failing_bot_forfeits_and_the_match_finishes(
     assert match.status == "finished", match.error
     assert match.end_reason == "forfeit"
     bad, good = match.participants
-    assert bad.bot_id == bad_id and bad.forfeited and bad.rank == 1
-    assert good.rank == 0 and not good.forfeited and good.errors == 0 and good.timeouts == 0
+    assert bad.bot_id == bad_id
+    assert bad.forfeited
+    assert bad.rank == 1
+    assert good.rank == 0
+    assert not good.forfeited
+    assert good.errors == 0
+    assert good.timeouts == 0
     if mode == "slow":
-        assert bad.timeouts >= MAX_FAILURES and bad.errors == 0
+        assert bad.timeouts >= MAX_FAILURES
+        assert bad.errors == 0
     else:
         assert bad.errors >= MAX_FAILURES
     assert expected_error in _samples(bad), _samples(bad)
@@ -72,7 +78,8 @@ def test_failing_bot_forfeits_and_the_match_finishes(
         assert offender.stats()["internal_hits"] == 0, "the runner followed a redirect"
     if mode == "die":
         assert not offender.process.alive()
-        assert match.turns is not None and match.turns > 5
+        assert match.turns is not None
+        assert match.turns > 5
 
 
 def test_invalid_actions_are_sanitised_not_failures(
@@ -86,10 +93,13 @@ def test_invalid_actions_are_sanitised_not_failures(
     match = wait_for_match(queue_match([bad_id, good_id], seed=12), worker)
     assert match.status == "finished", match.error
     bad, good = match.participants
-    assert not bad.forfeited and bad.errors == 0 and bad.timeouts == 0
+    assert not bad.forfeited
+    assert bad.errors == 0
+    assert bad.timeouts == 0
     assert bad.metrics["invalid_actions"] >= match.turns
     assert good.metrics["invalid_actions"] == 0
-    assert good.rank == 0 and bad.rank == 1
+    assert good.rank == 0
+    assert bad.rank == 1
 
 
 def test_unreachable_bot_still_plays_and_forfeits(
@@ -102,7 +112,9 @@ def test_unreachable_bot_still_plays_and_forfeits(
     match = wait_for_match(queue_match([good_id, dead_id], seed=13), worker)
     assert match.status == "finished", match.error
     good, dead = match.participants
-    assert dead.forfeited and dead.rank == 1 and good.rank == 0
+    assert dead.forfeited
+    assert dead.rank == 1
+    assert good.rank == 0
     assert "before the match: health check" in _samples(dead)
 
 
@@ -114,7 +126,8 @@ def test_match_fails_when_no_bot_is_reachable(
     ids = [register_bot(endpoint=f"http://127.0.0.1:{free_port()}") for _ in range(2)]
     match = wait_for_match(queue_match(ids, seed=14), worker)
     assert match.status == "failed"
-    assert match.error is not None and "no bot could be reached" in match.error
+    assert match.error is not None
+    assert "no bot could be reached" in match.error
     with session_scope() as session:
         assert session.scalars(select(Rating).where(Rating.bot_id.in_(ids))).all() == []
 
@@ -129,20 +142,26 @@ def test_worker_survives_and_plays_a_normal_rated_match(
     first, second = register_bot(good_bot), register_bot(other)
     match = wait_for_match(queue_match([first, second], seed=15), worker)
     assert match.status == "finished", match.error
-    assert match.attempts == 1 and match.turns and match.turns > 0
+    assert match.attempts == 1
+    assert match.turns
+    assert match.turns > 0
     for participant in match.participants:
-        assert participant.errors == 0 and participant.timeouts == 0 and not participant.forfeited
-        assert (
-            participant.latency_p50_ms is not None
-            and participant.latency_p99_ms >= participant.latency_p50_ms
-        )
+        assert participant.errors == 0
+        assert participant.timeouts == 0
+        assert not participant.forfeited
+        assert participant.latency_p50_ms is not None
+        assert participant.latency_p99_ms >= participant.latency_p50_ms
         assert participant.mu_before == pytest.approx(ratings.default_mu())
-        assert participant.mu_after is not None and participant.sigma_after < participant.sigma_before
+        assert participant.mu_after is not None
+        assert participant.sigma_after < participant.sigma_before
     replay = decompress(load_replay(match.replay))
-    assert len(replay["turns"]) == match.turns and match.replay.frames == len(replay["frames"])
-    assert good_bot.stats()["bad_signatures"] == 0 and good_bot.stats()["health"] >= 1
+    assert len(replay["turns"]) == match.turns
+    assert match.replay.frames == len(replay["frames"])
+    assert good_bot.stats()["bad_signatures"] == 0
+    assert good_bot.stats()["health"] >= 1
 
     metrics = httpx.get(worker.metrics_url, timeout=5).text  # type: ignore[attr-defined]
     finished = re.search(r'arena_runner_matches_total\{game="podracing",outcome="finished"\} (\S+)', metrics)
-    assert finished is not None and float(finished.group(1)) >= 1
+    assert finished is not None
+    assert float(finished.group(1)) >= 1
     assert re.search(r'arena_runner_turn_latency_seconds_count\{game="podracing"\} [1-9]', metrics)

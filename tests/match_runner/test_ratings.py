@@ -17,7 +17,8 @@ def test_winner_goes_up_and_loser_down() -> None:
     start = ratings.default_skill()
     winner, loser = ratings.rate([start, start], [0, 1])
     assert winner.mu > start.mu > loser.mu
-    assert winner.sigma < start.sigma and loser.sigma < start.sigma
+    assert winner.sigma < start.sigma
+    assert loser.sigma < start.sigma
     assert winner.ordinal > loser.ordinal
     assert winner.mu - start.mu == pytest.approx(start.mu - loser.mu)
 
@@ -31,14 +32,16 @@ def test_slot_order_does_not_matter_only_ranks() -> None:
 def test_draw_between_equals_keeps_mu_and_shrinks_sigma() -> None:
     start = ratings.default_skill()
     a, b = ratings.rate([start, start], [0, 0])
-    assert a.mu == pytest.approx(start.mu) and b.mu == pytest.approx(start.mu)
+    assert a.mu == pytest.approx(start.mu)
+    assert b.mu == pytest.approx(start.mu)
     assert a.sigma < start.sigma
 
 
 def test_draw_against_a_stronger_bot_helps_the_weaker() -> None:
     strong, weak = ratings.Skill(35.0, 3.0), ratings.Skill(20.0, 3.0)
     new_strong, new_weak = ratings.rate([strong, weak], [0, 0])
-    assert new_weak.mu > weak.mu and new_strong.mu < strong.mu
+    assert new_weak.mu > weak.mu
+    assert new_strong.mu < strong.mu
 
 
 def test_upset_moves_ratings_more_than_an_expected_result() -> None:
@@ -59,7 +62,8 @@ def test_outcome_for_wins_draws_and_losses() -> None:
     assert ratings.outcome(0, [0, 1]) == "win"
     assert ratings.outcome(1, [0, 1]) == "loss"
     assert ratings.outcome(0, [0, 0]) == "draw"
-    assert ratings.outcome(0, [0, 0, 2]) == "draw" and ratings.outcome(2, [0, 0, 2]) == "loss"
+    assert ratings.outcome(0, [0, 0, 2]) == "draw"
+    assert ratings.outcome(2, [0, 0, 2]) == "loss"
 
 
 def test_new_version_keeps_mu_and_raises_sigma() -> None:
@@ -80,7 +84,8 @@ def test_apply_match_result_creates_locks_and_counts(
     a, b, c = register_bot(), register_bot(), register_bot()
     first = ratings.apply_match_result(db_session, "podracing", [a, b], [1, 0])
     assert [ch.bot_id for ch in first] == [a, b]
-    assert first[0].before == ratings.default_skill() and first[0].after.mu < first[0].before.mu
+    assert first[0].before == ratings.default_skill()
+    assert first[0].after.mu < first[0].before.mu
     second = ratings.apply_match_result(db_session, "podracing", [b, c], [0, 0])
     assert second[0].before == first[1].after  # b's second match starts from its first result
     rows = {r.bot_id: r for r in db_session.scalars(select(Rating).where(Rating.bot_id.in_([a, b, c])))}

@@ -84,7 +84,9 @@ def test_worker_killed_mid_match_is_finished_and_rated_exactly_once(
         first.wait_until(lambda: bots[0].stats()["turns"] >= 8, 30, "the match to be under way")
         with session_scope() as session:
             running = session.get(Match, match_id)
-            assert running is not None and running.status == "running" and running.attempts == 1
+            assert running is not None
+            assert running.status == "running"
+            assert running.attempts == 1
         first.kill()  # SIGKILL to the whole process group: no chance to clean up or ack
         first.proc.wait(timeout=10)
         turns_before = bots[0].stats()["turns"]

@@ -77,7 +77,8 @@ def test_both_pool_processes_are_counted_on_the_one_port(
             time.sleep(0.2)
         assert counted == MATCHES
         figures = _samples(url)
-        assert figures["process_cpu_seconds_total"] > 0 and figures["process_resident_memory_bytes"] > 0
+        assert figures["process_cpu_seconds_total"] > 0
+        assert figures["process_resident_memory_bytes"] > 0
     finally:
         worker.stop()
 

@@ -214,7 +214,8 @@ def seeded(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
         archive = tmp_path_factory.mktemp("backup") / "arena.dump"
         code, dumped = quiet_main("dump", str(archive), "--url", source_url)
-        assert code == 0 and f"to {archive}" in dumped, dumped
+        assert code == 0, dumped
+        assert f"to {archive}" in dumped, dumped
         # The worker was still in the middle of that match when the dump ended.
         assert match_row(source_url, running)["status"] == MatchStatus.RUNNING, worker.log()[-3000:]
 
@@ -304,7 +305,8 @@ def test_restored_database_serves_the_gateway(seeded: Seeded) -> None:
         replay = httpx.get(f"{base}/matches/{seeded.finished_match}/replay", timeout=10)
         assert replay.status_code == 200, replay.text
         body = replay.json()
-        assert body["seed"] == 7 and body["config"]["max_turns"] == SMALL_RACE["max_turns"]
+        assert body["seed"] == 7
+        assert body["config"]["max_turns"] == SMALL_RACE["max_turns"]
         assert {p["player"]: p["rank"] for p in body["result"]["players"]} == ranks
 
         running = httpx.get(f"{base}/matches/{seeded.running_match}", timeout=10)
@@ -324,7 +326,8 @@ def test_dump_is_a_snapshot_taken_mid_match(seeded: Seeded) -> None:
     after = wait_status(seeded.source_url, seeded.running_match, {MatchStatus.FINISHED}, seeded.worker, 90)
     assert after["has_replay"]
     snapshot = match_row(seeded.restored_url, seeded.running_match)
-    assert snapshot["status"] == MatchStatus.RUNNING and not snapshot["has_replay"]
+    assert snapshot["status"] == MatchStatus.RUNNING
+    assert not snapshot["has_replay"]
     query = "SELECT matches_played FROM ratings WHERE bot_id = ANY(%s)"
     with _connect(seeded.source_url) as conn:
         assert {row[0] for row in conn.execute(query, [seeded.running_bots])} == {1}
@@ -336,7 +339,9 @@ def test_restore_refuses_a_database_that_is_not_empty(seeded: Seeded) -> None:
     before = table_digests(seeded.restored_url, {})
     code, out = quiet_main("restore", str(seeded.archive), "--url", seeded.restored_url)
     assert code == 1
-    assert "is not empty" in out and "public.alembic_version" in out and "Traceback" not in out, out
+    assert "is not empty" in out, out
+    assert "public.alembic_version" in out, out
+    assert "Traceback" not in out, out
     assert table_digests(seeded.restored_url, {}) == before
 
 
@@ -349,7 +354,9 @@ def test_failed_restore_restores_nothing(seeded: Seeded, tmp_path: Path) -> None
     url = seeded.restored_url.rsplit("/", 1)[0] + f"/{name}"
     try:
         code, out = quiet_main("restore", str(cut), "--url", url, "--create")
-        assert code == 1 and "failed and restored nothing" in out and "end of file" in out, out
+        assert code == 1, out
+        assert "failed and restored nothing" in out, out
+        assert "end of file" in out, out
         with _connect(url) as conn:
             assert conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone() == (
                 0,
@@ -362,13 +369,16 @@ def test_dump_never_overwrites_and_leaves_no_partial_file(seeded: Seeded, tmp_pa
     target = tmp_path / "arena.dump"
     target.write_bytes(b"an older backup")
     code, out = quiet_main("dump", str(target), "--url", seeded.restored_url)
-    assert code == 1 and "already exists" in out and "--force" in out, out
+    assert code == 1, out
+    assert "already exists" in out, out
+    assert "--force" in out, out
     assert target.read_bytes() == b"an older backup"
 
     code, out = quiet_main(
         "dump", str(tmp_path / "nothing.dump"), "--url", "postgresql+psycopg://postgres@127.0.0.1:1/arena"
     )
-    assert code == 1 and "cannot connect to" in out, out
+    assert code == 1, out
+    assert "cannot connect to" in out, out
 
     code, out = quiet_main("dump", str(target), "--url", seeded.restored_url, "--force")
     assert code == 0, out
@@ -380,21 +390,27 @@ def test_missing_tools_and_bad_input_are_clear_errors(
     seeded: Seeded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     code, out = quiet_main("restore", "/etc/hostname", "--url", seeded.restored_url)
-    assert code == 1 and "not a readable pg_dump archive" in out, out
+    assert code == 1, out
+    assert "not a readable pg_dump archive" in out, out
     code, out = quiet_main("dump", str(tmp_path / "a.dump"), "--url", "sqlite:///arena.db")
-    assert code == 1 and "not a PostgreSQL URL" in out, out
+    assert code == 1, out
+    assert "not a PostgreSQL URL" in out, out
     code, out = quiet_main(
         "dump", str(tmp_path / "a.dump"), "--url", "postgresql+psycopg://postgres:hunter2@127.0.0.1:1/arena"
     )
-    assert code == 1 and "hunter2" not in out, out
+    assert code == 1, out
+    assert "hunter2" not in out, out
 
     monkeypatch.setenv("PATH", str(tmp_path))
     code, out = quiet_main("dump", str(tmp_path / "a.dump"), "--url", seeded.restored_url)
-    assert code == 1 and "pg_dump not found on PATH" in out and "postgresql-client" in out, out
+    assert code == 1, out
+    assert "pg_dump not found on PATH" in out, out
+    assert "postgresql-client" in out, out
     code, out = quiet_main(
         "restore", str(seeded.archive), "--url", seeded.restored_url, "--pg-bin", str(tmp_path)
     )
-    assert code == 1 and f"pg_restore not found in {tmp_path}" in out, out
+    assert code == 1, out
+    assert f"pg_restore not found in {tmp_path}" in out, out
     assert list(tmp_path.iterdir()) == []
 
 
@@ -404,4 +420,5 @@ def test_the_password_never_reaches_the_command_line() -> None:
     target = Target.from_url("postgresql+psycopg://arena:s3cr%40t@10.0.0.7:5433/arena?sslmode=require")
     assert target.conninfo == "postgresql://arena@10.0.0.7:5433/arena?sslmode=require"
     assert target.env["PGPASSWORD"] == "s3cr@t"
-    assert "s3cr" not in target.display and "s3cr" not in repr(target)
+    assert "s3cr" not in target.display
+    assert "s3cr" not in repr(target)

@@ -244,7 +244,8 @@ def test_the_gateway_reads_the_stalest_heartbeat_of_running_jobs() -> None:
         registry = CollectorRegistry()
         registry.register(PlatformCollector())
         age = registry.get_sample_value("arena_work_heartbeat_age_seconds", {"kind": kind})
-        assert age is not None and 95 <= age < 120
+        assert age is not None
+        assert 95 <= age < 120
         assert registry.get_sample_value("arena_jobs", {"kind": kind, "status": "running"}) == 2
         assert registry.get_sample_value("arena_work_heartbeat_age_seconds", {"kind": "match"}) is not None
     finally:

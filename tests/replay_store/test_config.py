@@ -41,7 +41,8 @@ def test_empty_credentials_mean_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ARENA_REPLAY_S3_ACCESS_KEY", "")
     monkeypatch.setenv("ARENA_REPLAY_S3_SECRET_KEY", "")
     loaded = settings(replay_store="s3", replay_s3_bucket="arena-replays")
-    assert loaded.replay_s3_access_key is None and loaded.replay_s3_secret_key is None
+    assert loaded.replay_s3_access_key is None
+    assert loaded.replay_s3_secret_key is None
 
 
 @pytest.mark.parametrize(

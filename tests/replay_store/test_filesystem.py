@@ -20,13 +20,16 @@ def test_put_get_exists_delete_roundtrip(tmp_path: Path) -> None:
     key = replay_key(uuid.uuid4(), 1)
 
     assert store.kind == ReplayStorage.FILESYSTEM
-    assert store.get(key) is None and not store.exists(key)
+    assert store.get(key) is None
+    assert not store.exists(key)
     store.put(key, BLOB)
-    assert store.get(key) == BLOB and store.exists(key)
+    assert store.get(key) == BLOB
+    assert store.exists(key)
     store.put(key, b"replaced")
     assert store.get(key) == b"replaced"
     store.delete(key)
-    assert store.get(key) is None and not store.exists(key)
+    assert store.get(key) is None
+    assert not store.exists(key)
     store.delete(key)  # deleting what is not there is not an error
 
 
@@ -35,9 +38,11 @@ def test_keys_are_sharded_per_match_and_attempt(tmp_path: Path) -> None:
     match can never overwrite (or delete) an earlier attempt's object."""
     match_id = uuid.uuid4()
     first, second = replay_key(match_id, 1), replay_key(match_id, 2)
-    assert first != second and first == replay_key(match_id, 1)
+    assert first != second
+    assert first == replay_key(match_id, 1)
     shard_a, shard_b, name = first.split("/")
-    assert len(shard_a) == len(shard_b) == 2 and int(shard_a + shard_b, 16) >= 0
+    assert len(shard_a) == len(shard_b) == 2
+    assert int(shard_a + shard_b, 16) >= 0
     assert name == f"{match_id}.1.json.gz"
 
     store = FilesystemReplayStore(tmp_path)

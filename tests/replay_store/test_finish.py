@@ -120,7 +120,8 @@ def test_a_refused_write_commits_nothing(
         assert match is not None
         assert (match.status, match.attempts, match.finished_at) == (MatchStatus.RUNNING, attempt, None)
         assert session.get(Replay, match_id) is None
-        assert all(p.rank is None and p.mu_after is None for p in match.participants)
+        assert all(p.rank is None for p in match.participants)
+        assert all(p.mu_after is None for p in match.participants)
         bot_ids = [p.bot_id for p in match.participants]
         assert all(session.get(Rating, bot_id) is None for bot_id in bot_ids), "no rating moved"
 
@@ -144,7 +145,8 @@ def test_a_lost_attempt_removes_its_object_and_leaves_the_winner_alone(
     assert store.exists(replay_key(match_id, second)), "the winner's object is untouched"
     with session_scope() as session:
         row = session.get(Replay, match_id)
-        assert row is not None and row.key == replay_key(match_id, second)
+        assert row is not None
+        assert row.key == replay_key(match_id, second)
         assert decompress(load_replay(row, get_settings().model_copy(update={"replay_dir": tmp_path})))
 
 

@@ -66,7 +66,8 @@ def served(client: TestClient, match_id: uuid.UUID) -> tuple[dict[str, object], 
     plain = client.get(f"/api/v1/matches/{match_id}/replay", headers={"Accept-Encoding": "identity"})
     assert plain.status_code == 200, plain.text
     packed = client.get(f"/api/v1/matches/{match_id}/replay", params={"compressed": 1})
-    assert packed.status_code == 200 and packed.headers["content-type"] == "application/gzip"
+    assert packed.status_code == 200
+    assert packed.headers["content-type"] == "application/gzip"
     return json.loads(plain.content), packed.content
 
 
@@ -96,10 +97,12 @@ def test_a_played_match_writes_its_replay_to_files_by_default(
     assert row.key is not None
     store = FilesystemReplayStore(get_settings().replay_path())
     blob = store.get(row.key)
-    assert blob is not None and len(blob) == row.size_bytes
+    assert blob is not None
+    assert len(blob) == row.size_bytes
     client = gateway(get_settings())
     replay, download = served(client, match.id)
-    assert download == blob and replay == decompress(blob)
+    assert download == blob
+    assert replay == decompress(blob)
     assert len(replay["frames"]) == row.frames == (match.turns or 0) + 1  # type: ignore[arg-type]
 
     store.delete(row.key)
@@ -121,13 +124,16 @@ def test_a_played_match_writes_its_replay_to_s3_and_the_gateway_serves_it(
     assert (row.storage, row.key, row.data) == (ReplayStorage.S3, replay_key(match.id, match.attempts), None)
     assert row.key is not None
     blob = s3_store(s3_endpoint, bucket).get(row.key)
-    assert blob is not None and len(blob) == row.size_bytes
+    assert blob is not None
+    assert len(blob) == row.size_bytes
     assert not FilesystemReplayStore(get_settings().replay_path()).exists(row.key), "only in the bucket"
 
     client = gateway(s3_settings(s3_endpoint, bucket))
     replay, download = served(client, match.id)
-    assert download == blob and replay == decompress(blob)
-    assert replay["seed"] == 42 and len(replay["frames"]) == row.frames
+    assert download == blob
+    assert replay == decompress(blob)
+    assert replay["seed"] == 42
+    assert len(replay["frames"]) == row.frames
 
     # A gateway that cannot reach the store, or is not configured for it: 503, never a 500.
     dead = s3_settings(f"http://127.0.0.1:{free_port()}", bucket)

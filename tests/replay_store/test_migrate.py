@@ -97,7 +97,8 @@ def test_the_command_moves_replays_in_batches_resumably_and_idempotently(
         bucket_store, engine=engine, settings=settings, batch_size=2, limit=3, progress=lines.append
     )
     assert (report.moved, report.failed, report.ok) == (3, [], True)
-    assert lines[0].startswith("3 replays to move to bucket") and len(lines) == 3  # header, two batches
+    assert lines[0].startswith("3 replays to move to bucket")
+    assert len(lines) == 3  # header, two batches
     assert pending(engine, ReplayStorage.S3) == {ReplayStorage.DATABASE: 2}
     moved = [row for row in rows(engine).values() if row.storage == ReplayStorage.S3]
     for row in moved:
@@ -112,7 +113,8 @@ def test_the_command_moves_replays_in_batches_resumably_and_idempotently(
     resumed = run_command(url, s3_endpoint, bucket, "--batch-size", "1")
     assert resumed.returncode == 0, resumed.stderr
     assert "2 replays to move" in resumed.stdout
-    assert "1/2 (50%)" in resumed.stdout and "2/2 (100%)" in resumed.stdout
+    assert "1/2 (50%)" in resumed.stdout
+    assert "2/2 (100%)" in resumed.stdout
     assert "moved 2 replays" in resumed.stdout
 
     final = rows(engine)
@@ -123,7 +125,8 @@ def test_the_command_moves_replays_in_batches_resumably_and_idempotently(
 
     again = run_command(url, s3_endpoint, bucket)
     assert again.returncode == 0, again.stderr
-    assert "replays to move to bucket" in again.stdout and "none" in again.stdout
+    assert "replays to move to bucket" in again.stdout
+    assert "none" in again.stdout
     assert rows(engine).keys() == final.keys()
 
 
@@ -141,10 +144,12 @@ def test_replays_in_another_store_move_too_and_missing_bytes_are_reported(
 
     report = migrate_replays(s3_store(s3_endpoint, bucket), engine=engine, settings=settings, progress=print)
 
-    assert report.moved == 1 and not report.ok
+    assert report.moved == 1
+    assert not report.ok
     assert [match_id for match_id, _ in report.failed] == [gone]
     after = rows(engine)
-    assert after[kept].storage == ReplayStorage.S3 and load_replay(after[kept], settings) == blobs[kept]
+    assert after[kept].storage == ReplayStorage.S3
+    assert load_replay(after[kept], settings) == blobs[kept]
     assert not files.exists(replay_key(kept, 1)), "the old file is deleted once the row points at S3"
     assert (after[gone].storage, after[gone].key) == (ReplayStorage.FILESYSTEM, replay_key(gone, 1))
 
@@ -162,7 +167,9 @@ def test_an_unreachable_store_stops_the_run_and_changes_nothing(database: tuple[
 
     report = migrate_replays(dead, engine=engine, settings=s3_settings(endpoint, dead.bucket), progress=print)
 
-    assert report.moved == 0 and report.stopped is not None and "Could not connect" in report.stopped
+    assert report.moved == 0
+    assert report.stopped is not None
+    assert "Could not connect" in report.stopped
     assert all(row.storage == ReplayStorage.DATABASE for row in rows(engine).values())
     assert {match_id: row.data for match_id, row in rows(engine).items()} == blobs
 

@@ -24,11 +24,13 @@ def test_put_get_exists_delete_roundtrip(s3_endpoint: str, bucket: str) -> None:
 
     assert store.kind == ReplayStorage.S3
     store.put(key, BLOB)  # the bucket does not exist yet: the first write creates it
-    assert store.get(key) == BLOB and store.exists(key)
+    assert store.get(key) == BLOB
+    assert store.exists(key)
     store.put(key, b"replaced")
     assert store.get(key) == b"replaced"
     store.delete(key)
-    assert store.get(key) is None and not store.exists(key)
+    assert store.get(key) is None
+    assert not store.exists(key)
     store.delete(key)  # deleting what is not there is not an error
 
 
@@ -58,7 +60,9 @@ def test_an_unreachable_store_is_a_clear_error_soon(bucket: str) -> None:
         with pytest.raises(ReplayStoreError) as caught:
             action()
         message = str(caught.value)
-        assert key in message and endpoint in message and bucket in message
+        assert key in message
+        assert endpoint in message
+        assert bucket in message
         assert SECRET_KEY not in message
     assert time.monotonic() - started < 10
 

@@ -200,7 +200,8 @@ def test_tmp_is_size_capped(hosted, secret: str) -> None:
     attacker = hosted(source, SandboxLimits(tmp_size_mb=8))
     outcome = ask(attacker, secret, timeout=20)
     assert isinstance(outcome, dict), outcome
-    assert outcome["error"] and outcome["written"] <= 9 * 1024 * 1024, f"filled /tmp: {outcome}"
+    assert outcome["error"], f"filled /tmp: {outcome}"
+    assert outcome["written"] <= 9 * 1024 * 1024, f"filled /tmp: {outcome}"
     assert attacker.health(), "the bot stopped answering after filling /tmp"
 
 
@@ -220,7 +221,8 @@ def test_file_size_is_capped(hosted, secret: str) -> None:
         """
     )
     outcome = ask(hosted(source), secret, timeout=20)
-    assert isinstance(outcome, dict) and outcome["error"], f"wrote a file past the 1 MB cap: {outcome}"
+    assert isinstance(outcome, dict), f"wrote a file past the 1 MB cap: {outcome}"
+    assert outcome["error"], f"wrote a file past the 1 MB cap: {outcome}"
     assert outcome["written"] <= 1024 * 1024, outcome
 
 
@@ -247,7 +249,8 @@ def test_fork_bomb_is_capped(hosted, secret: str) -> None:
     attacker = hosted(source, limits)
     outcome = ask(attacker, secret, timeout=10)
     assert isinstance(outcome, dict), f"bomb outcome: {outcome}"
-    assert outcome["error"] and outcome["forked"] < limits.processes, f"fork bomb not capped: {outcome}"
+    assert outcome["error"], f"fork bomb not capped: {outcome}"
+    assert outcome["forked"] < limits.processes, f"fork bomb not capped: {outcome}"
     started = time.monotonic()
     assert subprocess.run(["true"], timeout=5).returncode == 0, "the host can no longer fork"
     assert time.monotonic() - started < 2
@@ -314,7 +317,8 @@ def test_sleeping_past_the_turn_timeout_every_turn(hosted, secret: str) -> None:
     for _ in range(3):
         started = time.monotonic()
         outcome = ask(attacker, secret, timeout=0.3)
-        assert "Timeout" in outcome and time.monotonic() - started < 1.0, outcome
+        assert "Timeout" in outcome, outcome
+        assert time.monotonic() - started < 1.0, outcome
     assert attacker.health(), "health must still answer while decide() sleeps"
 
 

@@ -28,6 +28,7 @@ import pytest
 from shared.botclient import HttpBotConnection
 from shared.botsdk import make_server
 from shared.config import Settings
+from shared.ports import free_port
 from shared.protocol.signing import Signer
 from tests.sandbox.conftest import turn_body
 from tests.sandbox.test_examples import OBSERVATION
@@ -77,7 +78,8 @@ def test_health_and_turn(served: tuple[str, Recorder], secret: str) -> None:
     url, recorder = served
     with httpx.Client(base_url=url) as client:
         health = client.get("/health", headers=health_headers(secret))
-        assert health.status_code == 200 and health.json() == {"status": "ok"}
+        assert health.status_code == 200
+        assert health.json() == {"status": "ok"}
         for turn in range(3):
             body = turn_body({"n": turn}, turn=turn)
             response = client.post("/turn", content=body, headers=signed(secret, body))
@@ -124,7 +126,8 @@ def test_exceptions_in_decide_become_500(served: tuple[str, Recorder], secret: s
     with httpx.Client(base_url=url) as client:
         body = turn_body({"boom": True})
         response = client.post("/turn", content=body, headers=signed(secret, body))
-        assert response.status_code == 500 and "ValueError: kaboom" in response.json()["error"]
+        assert response.status_code == 500
+        assert "ValueError: kaboom" in response.json()["error"]
         body = turn_body({"unserialisable": True})
         assert client.post("/turn", content=body, headers=signed(secret, body)).status_code == 500
         body = turn_body({"fine": 1})
@@ -195,12 +198,6 @@ def runner_headers(
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def sdk_process(secret: str, tmp_path: Path) -> Iterator[Callable[..., str]]:
     """Start real SDK server processes on loopback; returns their base URLs."""
@@ -209,7 +206,7 @@ def sdk_process(secret: str, tmp_path: Path) -> Iterator[Callable[..., str]]:
     bot.write_text(ECHO_BOT)
 
     def start(*extra: str, implementation: str = "python") -> str:
-        port = _free_port()
+        port = free_port()
         if implementation == "js":
             command = ["node", str(ROOT / "examples/bots/js/podracing_bot.js"), "--port", str(port)]
         else:
@@ -259,7 +256,8 @@ def test_the_same_request_twice_is_refused(
     with httpx.Client(base_url=url) as client:
         assert client.post("/turn", content=body, headers=headers).status_code == 200
         replay = client.post("/turn", content=body, headers=headers)
-        assert replay.status_code == 401 and "replayed" in replay.json()["error"]
+        assert replay.status_code == 401
+        assert "replayed" in replay.json()["error"]
         health = runner_headers(secret, "GET", "/health", b"")
         assert client.get("/health", headers=health).status_code == 200
         assert client.get("/health", headers=health).status_code == 401
@@ -282,7 +280,8 @@ def test_concurrent_copies_of_one_request_are_served_once(
 
     with ThreadPoolExecutor(max_workers=16) as pool:
         statuses = list(pool.map(send, range(32)))
-    assert statuses.count(200) == 1 and statuses.count(401) == 31
+    assert statuses.count(200) == 1
+    assert statuses.count(401) == 31
 
 
 @IMPLEMENTATIONS
@@ -297,7 +296,8 @@ def test_timestamps_in_the_future_beyond_the_clock_skew_are_refused(
     headers = runner_headers(secret, "POST", "/turn", body, ts=int(time.time()) + ahead_s)
     with httpx.Client(base_url=url) as client:
         answer = client.post("/turn", content=body, headers=headers)
-        assert answer.status_code == 401 and "future" in answer.json()["error"]
+        assert answer.status_code == 401
+        assert "future" in answer.json()["error"]
         skewed = runner_headers(secret, "POST", "/turn", body, ts=int(time.time()) + 20)
         assert client.post("/turn", content=body, headers=skewed).status_code == 200
 
@@ -337,7 +337,8 @@ def test_a_stripped_v1_entry_cannot_be_replayed(
         # A never-sent request stripped to v1 is refused too: v1 alone is not accepted by default.
         fresh = runner_headers(secret, "POST", "/turn", body, versions="v1")
         answer = client.post("/turn", content=body, headers=fresh)
-        assert answer.status_code == 401 and "no valid v2" in answer.json()["error"]
+        assert answer.status_code == 401
+        assert "no valid v2" in answer.json()["error"]
         assert v2_entry.startswith("v2,")
 
 

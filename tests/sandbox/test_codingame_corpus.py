@@ -57,5 +57,6 @@ def test_the_corpus_races_through_the_hosted_runner(tmp_path: Path) -> None:
     for bot, player in corpus.items():
         figures = {key: player[key] for key in ("errors", "timeouts", "forfeited", "error_samples")}
         assert figures == {"errors": 0, "timeouts": 0, "forfeited": False, "error_samples": []}, bot
-        assert player["invalid_samples"] == [] and player["metrics"]["invalid_actions"] == 0, bot
+        assert player["invalid_samples"] == [], bot
+        assert player["metrics"]["invalid_actions"] == 0, bot
         assert player["metrics"]["checkpoints"] >= 1, (bot, player["metrics"])  # it raced

@@ -46,16 +46,19 @@ OBSERVATION: dict[str, Any] = {
 
 def _load(name: str) -> Any:
     spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    assert spec and spec.loader
+    assert spec
+    assert spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def _check_action(action: Any) -> None:
-    assert isinstance(action, dict) and len(action["pods"]) == 2
+    assert isinstance(action, dict)
+    assert len(action["pods"]) == 2
     for pod in action["pods"]:
-        assert isinstance(pod["x"], int | float) and isinstance(pod["y"], int | float)
+        assert isinstance(pod["x"], int | float)
+        assert isinstance(pod["y"], int | float)
         assert pod["thrust"] in ("BOOST", "SHIELD") or 0 <= pod["thrust"] <= 100
 
 

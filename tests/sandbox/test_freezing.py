@@ -162,7 +162,8 @@ def test_the_key_group_goes_with_its_owner() -> None:
 
     proc, name = owner("exit")
     assert proc.wait(timeout=30) == 0
-    assert name and not (parent / name).exists(), "an owner that exits removes its key group"
+    assert name, "an owner that exits removes its key group"
+    assert not (parent / name).exists(), "an owner that exits removes its key group"
 
     proc, name = owner("linger")
     try:
@@ -340,7 +341,8 @@ def test_a_pooled_sandbox_waits_frozen_and_is_frozen_between_turns_once_handed_o
         assert _is_frozen(waiting.cgroup)
         assert _cpu_over(waiting.cgroup, 0.5) < FROZEN_CPU_BOUND_S, "it ran while waiting in the pool"
         bot = pool.acquire("v1", SPINS_AT_IMPORT, secret=secret)
-        assert bot is waiting and pool.hits == 1
+        assert bot is waiting
+        assert pool.hits == 1
         group = bot.cgroup
         assert group is not None
         assert not _is_frozen(group, wait_s=0), "handed out thawed, as a cold start is"
@@ -421,9 +423,11 @@ def test_between_turns_only_the_runner_is_frozen_and_what_it_forks_is_frozen_wit
     sandbox.start()
     try:
         group = sandbox.cgroup
-        assert group is not None and group.runner_group is not None
+        assert group is not None
+        assert group.runner_group is not None
         launchers = _procs(group.dirs["freezer"])
-        assert sandbox.pid in launchers and len(launchers) == 2, "bubblewrap's monitor and init"
+        assert sandbox.pid in launchers, "bubblewrap's monitor and init"
+        assert len(launchers) == 2, "bubblewrap's monitor and init"
         (runner,) = _procs(group.runner_group)
         assert "hosted_runner" in Path(f"/proc/{runner}/cmdline").read_text()
         actions = asyncio.run(_turns(sandbox, secret, QUIET_TURNS + 1))  # the last forks a spinner
@@ -457,7 +461,8 @@ def test_a_sandbox_that_forked_before_it_served_is_frozen_whole(secret: str) -> 
     sandbox.start()
     try:
         group = sandbox.cgroup
-        assert group is not None and group.runner_group is None
+        assert group is not None
+        assert group.runner_group is None
         sandbox.freeze()
         assert _is_frozen(group)
         assert _cpu_over(group, 0.5) < FROZEN_CPU_BOUND_S
@@ -508,7 +513,8 @@ def test_the_runner_is_not_confined_when_another_process_is_in_the_sandbox() -> 
         (group.dirs["freezer"].parent / "cgroup.procs").write_text(str(stray))
         assert group.confine_runner(runner, {launcher})
         confined = group.runner_group
-        assert confined is not None and _procs(confined) == {runner}
+        assert confined is not None
+        assert _procs(confined) == {runner}
     finally:
         for process in processes:
             process.kill()

@@ -118,7 +118,8 @@ def test_size_limit_is_configurable() -> None:
     source = "def decide(o):\n    return 1\n" + "#" * 200 + "\n"
     assert check_source(source) == []
     problems = check_source(source, max_chars=100)
-    assert len(problems) == 1 and "limit is 100" in problems[0].message
+    assert len(problems) == 1
+    assert "limit is 100" in problems[0].message
 
 
 def test_null_bytes_and_unknown_contract() -> None:

@@ -642,8 +642,11 @@ def test_every_problem_is_listed_each_with_its_own_line() -> None:
     assert [p.line for p in check_source(source)] == [1]  # the text is refused before it is parsed
     problems = check_source(source.split("\n", 1)[1])
     lines = {p.line: p.message for p in problems}
-    assert "import of 'os'" in lines[1] and "star imports" in lines[2]
-    assert "decorator" in lines[3] and "default arguments" in lines[4] and "reads an attribute" in lines[5]
+    assert "import of 'os'" in lines[1]
+    assert "star imports" in lines[2]
+    assert "decorator" in lines[3]
+    assert "default arguments" in lines[4]
+    assert "reads an attribute" in lines[5]
     assert "'modules'" in lines[7], lines[7]
 
 

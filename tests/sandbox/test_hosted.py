@@ -35,10 +35,13 @@ ECHO_BOT = textwrap.dedent(
 @requires_bwrap
 def test_decide_bot_answers_signed_turns(hosted, secret: str) -> None:
     bot = hosted(ECHO_BOT)
-    assert bot.start_error is None and bot.secure and bot.health()
+    assert bot.start_error is None
+    assert bot.secure
+    assert bot.health()
     for n in range(3):
         action = ask(bot, secret, {"n": n})
-        assert action["double"] == 2 * n and action["pi"] == 3.14
+        assert action["double"] == 2 * n
+        assert action["pi"] == 3.14
     assert action["inits"] == [{"game": "test", "player": 0, "match_id": "m-1"}]
     assert bot.status()["backend"] == "bwrap"
 
@@ -80,12 +83,14 @@ def test_unsigned_and_stale_requests_get_401(hosted, secret: str) -> None:
 @requires_bwrap
 def test_broken_bots_look_like_failing_http_bots(hosted, secret: str) -> None:
     crashes_on_load = hosted("raise RuntimeError('nope')\n")
-    assert crashes_on_load.start_error and "RuntimeError: nope" in crashes_on_load.start_error
+    assert crashes_on_load.start_error
+    assert "RuntimeError: nope" in crashes_on_load.start_error
     assert not crashes_on_load.health()
     with pytest.raises(httpx.TransportError):
         post_turn(crashes_on_load.socket_path, secret, {})
     no_decide = hosted("x = 1\n")
-    assert no_decide.start_error and "decide" in no_decide.start_error
+    assert no_decide.start_error
+    assert "decide" in no_decide.start_error
     raises = hosted("def decide(o):\n    raise KeyError('k')\n")
     assert ask(raises, secret).startswith("<HTTP 500")
 
@@ -108,7 +113,9 @@ def test_kill_restart_and_close_tear_everything_down(hosted, secret: str) -> Non
     bot.kill()
     assert not bot.alive
     assert ask(bot, secret).startswith("<")
-    assert bot.restart() and bot.pid != pid and bot.health()
+    assert bot.restart()
+    assert bot.pid != pid
+    assert bot.health()
     bot.close()
     bot.close()
     assert not bot.alive
@@ -120,7 +127,8 @@ def test_wall_clock_kills_the_whole_sandbox(hosted, secret: str) -> None:
     bot = hosted(ECHO_BOT, SandboxLimits(wall_clock_s=0.5))
     assert bot.health()
     time.sleep(1.0)
-    assert not bot.alive and not bot.health()
+    assert not bot.alive
+    assert not bot.health()
 
 
 def test_process_backend_is_refused_outside_dev_mode(secret: str) -> None:
@@ -134,7 +142,8 @@ def test_process_backend_in_dev_mode_warns_and_reports_insecure(secret: str, cap
         SandboxedBot(ECHO_BOT, secret=secret, backend="process", dev_mode=True) as bot,
     ):
         assert "INSECURE" in caplog.text
-        assert bot.status()["secure"] is False and not bot.secure
+        assert bot.status()["secure"] is False
+        assert not bot.secure
         assert ask(bot, secret, {"n": 21})["double"] == 42
 
 
@@ -177,10 +186,12 @@ def test_warm_pool_hands_out_started_bots_once(secret: str) -> None:
     try:
         pool.prewarm("v1", ECHO_BOT, secret=secret)
         first = pool.acquire("v1", ECHO_BOT, secret=secret)
-        assert pool.hits == 1 and first.alive
+        assert pool.hits == 1
+        assert first.alive
         assert ask(first, secret, {"n": 5})["double"] == 10
         second = pool.acquire("v1", ECHO_BOT, secret=secret)
-        assert second is not first and second.alive
+        assert second is not first
+        assert second.alive
         first.close()
         second.close()
     finally:

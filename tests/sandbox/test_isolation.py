@@ -111,7 +111,8 @@ def test_socket_symlinks_planted_by_the_bot_are_never_followed(hosted, secret, t
     assert isinstance(first, dict), first
     for _ in range(3):
         again = ask(attacker, secret, {"target": trap.path})
-        assert isinstance(again, dict) and again != "TRAPPED", again
+        assert isinstance(again, dict), again
+        assert again != "TRAPPED", again
         assert attacker.health()
     assert trap.connections == 0, "the host's requests reached a socket the bot pointed them to"
 
@@ -178,7 +179,8 @@ def test_the_host_socket_lives_where_only_the_host_can_write(hosted, secret) -> 
     attacker = hosted(bot("return 1"))
     run_dir = Path(attacker.socket_path).parent
     assert not attacker.socket_path.startswith("/proc/"), attacker.socket_path
-    assert run_dir.stat().st_uid == os.geteuid() and run_dir.stat().st_mode & 0o077 == 0
+    assert run_dir.stat().st_uid == os.geteuid()
+    assert run_dir.stat().st_mode & 0o077 == 0
     assert ask(attacker, secret) == 1
 
 
@@ -240,7 +242,8 @@ def test_fork_bomb_is_capped_by_the_pids_cgroup(hosted, secret) -> None:
     assert attacker.cgroup is not None
     assert len(attacker.cgroup.pids()) <= limits.processes
     if isinstance(outcome, dict):
-        assert outcome["error"] and outcome["forked"] < limits.processes, outcome
+        assert outcome["error"], outcome
+        assert outcome["forked"] < limits.processes, outcome
 
 
 def _tree_cpu_seconds(root: int) -> float:
@@ -326,7 +329,8 @@ def test_freezing_also_stops_cgroup_cpu_accounting(hosted, secret) -> None:
 def test_the_cgroup_is_gone_after_close(secret) -> None:
     sandbox = SandboxedBot(bot("os.fork() and None\nreturn 1"), secret=secret)
     sandbox.start()
-    assert sandbox.cgroup is not None and sandbox.cgroup.exists()
+    assert sandbox.cgroup is not None
+    assert sandbox.cgroup.exists()
     dirs = list(sandbox.cgroup.dirs.values())
     ask(sandbox, secret)
     sandbox.freeze()

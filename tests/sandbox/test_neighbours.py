@@ -87,7 +87,8 @@ def test_two_sandboxes_at_once_run_as_different_uids(hosted, secret: str) -> Non
     assert seen[0]["uid"] != seen[1]["uid"], f"both sandboxes run as uid {seen[0]['uid']}"
     assert seen[0]["gid"] != seen[1]["gid"], f"both sandboxes run as gid {seen[0]['gid']}"
     for sandbox, who in zip((first, second), seen, strict=True):
-        assert sandbox.uids is not None and who["uid"] == sandbox.uid, (who, sandbox.uid)
+        assert sandbox.uids is not None, (who, sandbox.uid)
+        assert who["uid"] == sandbox.uid, (who, sandbox.uid)
         assert sandbox.uids.base <= who["uid"] < sandbox.uids.base + sandbox.uids.count
         host_status = Path(f"/proc/{sandbox.pid}/status").read_text()
         assert f"Uid:\t{who['uid']}\t" in host_status, "the host sees the same uid as the bot"
@@ -142,7 +143,8 @@ def test_a_bot_that_uses_up_its_pipe_budget_leaves_the_others_theirs(hosted, sec
     before = ask(victim, secret, {"size": max_size})
     assert before == {"size": default_size, "grown": max_size}, before
     hogged = ask(hog, secret, {"pipes": pipes, "max_size": max_size}, timeout=20)
-    assert isinstance(hogged, dict) and hogged["pipes"] == pipes, hogged
+    assert isinstance(hogged, dict), hogged
+    assert hogged["pipes"] == pipes, hogged
     assert hogged["last_size"] < default_size, f"the hog did not reach its uid's budget: {hogged}"
     after = ask(victim, secret, {"size": max_size})
     assert after == {"size": default_size, "grown": max_size}, f"the hog took the victim's pipes: {after}"

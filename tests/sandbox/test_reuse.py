@@ -108,13 +108,17 @@ def test_a_clean_sandbox_serves_the_bots_next_match_frozen_in_between_with_a_fre
     settings = _settings()
     first, answers = play(keeper, settings, secret, "match-1", [None, None, None])
     assert answers == [1, 2, 3]
-    assert keeper.waiting() == 1 and first.alive and _frozen(first)
+    assert keeper.waiting() == 1
+    assert first.alive
+    assert _frozen(first)
     cpu_before = first.cgroup.cpu_usage_s() if first.cgroup else 0.0
     time.sleep(0.3)
-    assert first.cgroup is not None and first.cgroup.cpu_usage_s() - cpu_before < 0.02
+    assert first.cgroup is not None
+    assert first.cgroup.cpu_usage_s() - cpu_before < 0.02
 
     second, answers = play(keeper, settings, secret, "match-2", [None, None])
-    assert second is first and second.pid == first.pid, "the kept sandbox was not handed out"
+    assert second is first, "the kept sandbox was not handed out"
+    assert second.pid == first.pid, "the kept sandbox was not handed out"
     assert answers == [1, 2], "the module's state carried over from the previous match"
     assert (keeper.starts, keeper.reuses) == (1, 1)
     assert second.matches == 2
@@ -126,38 +130,46 @@ def test_another_secret_or_code_gets_a_sandbox_of_its_own(keeper: SandboxKeeper,
     other_secret, _ = play(keeper, settings, generate_secret(), "match-2", [None])
     other_code, _ = play(keeper, settings, secret, "match-3", [None], COUNTING_BOT + "\n# another version\n")
     assert len({first.pid, other_secret.pid, other_code.pid}) == 3
-    assert keeper.starts == 3 and keeper.waiting() == 3
+    assert keeper.starts == 3
+    assert keeper.waiting() == 3
 
 
 def test_a_sandbox_whose_bot_failed_a_turn_is_stopped(keeper: SandboxKeeper, secret: str) -> None:
     settings = _settings()
     bot, answers = play(keeper, settings, secret, "match-1", [None, "raise", None])
     assert "a bug in the bot" in answers[1]
-    assert keeper.waiting() == 0 and not bot.alive
+    assert keeper.waiting() == 0
+    assert not bot.alive
     again, _ = play(keeper, settings, secret, "match-2", [None])
-    assert again is not bot and keeper.starts == 2
+    assert again is not bot
+    assert keeper.starts == 2
 
 
 def test_a_sandbox_with_a_thread_left_running_is_stopped(keeper: SandboxKeeper, secret: str) -> None:
     settings = _settings()
     bot, answers = play(keeper, settings, secret, "match-1", [None, "thread", None])
     assert answers == [1, 2, 3]
-    assert keeper.waiting() == 0 and not bot.alive
+    assert keeper.waiting() == 0
+    assert not bot.alive
 
 
 def test_a_sandbox_plays_at_most_the_configured_matches(keeper: SandboxKeeper, secret: str) -> None:
     settings = _settings(sandbox_reuse_matches=2)
     first, _ = play(keeper, settings, secret, "match-1", [None])
     second, _ = play(keeper, settings, secret, "match-2", [None])
-    assert second is first and keeper.waiting() == 0 and not first.alive
+    assert second is first
+    assert keeper.waiting() == 0
+    assert not first.alive
     third, _ = play(keeper, settings, secret, "match-3", [None])
-    assert third is not first and keeper.starts == 2
+    assert third is not first
+    assert keeper.starts == 2
 
 
 def test_one_match_per_sandbox_when_reuse_is_off(keeper: SandboxKeeper, secret: str) -> None:
     settings = _settings(sandbox_reuse_matches=1)
     first, _ = play(keeper, settings, secret, "match-1", [None])
-    assert keeper.waiting() == 0 and not first.alive
+    assert keeper.waiting() == 0
+    assert not first.alive
 
 
 def test_waiting_sandboxes_are_stopped_when_they_expire_or_exceed_the_limit(
@@ -166,8 +178,11 @@ def test_waiting_sandboxes_are_stopped_when_they_expire_or_exceed_the_limit(
     settings = _settings(sandbox_reuse_idle=1, sandbox_reuse_idle_s=1.0)
     first, _ = play(keeper, settings, secret, "match-1", [None])
     second, _ = play(keeper, settings, generate_secret(), "match-2", [None])
-    assert keeper.waiting() == 1 and not first.alive and second.alive, "the longest-waiting one goes first"
+    assert keeper.waiting() == 1, "no more than sandbox_reuse_idle wait"
+    assert not first.alive, "the longest-waiting one goes first"
+    assert second.alive, "the newer one stays"
     deadline = time.monotonic() + 10
     while second.alive and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not second.alive and keeper.waiting() == 0, "an expired sandbox was left running"
+    assert not second.alive, "an expired sandbox was left running"
+    assert keeper.waiting() == 0, "an expired sandbox was left running"

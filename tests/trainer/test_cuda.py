@@ -24,7 +24,8 @@ def test_a_cpu_checkpoint_trains_on_with_its_league_on_cuda_and_comes_back(tmp_p
     cpu.save(tmp_path / "cpu.pt")
 
     gpu = Trainer.load(tmp_path / "cpu.pt", device="cuda", changes={"num_envs": 4096})
-    assert gpu.device.type == "cuda" and gpu.args.num_envs == 4096
+    assert gpu.device.type == "cuda"
+    assert gpu.args.num_envs == 4096
     metrics = gpu.run(max_iterations=2)
     assert [m["iteration"] for m in metrics] == [2, 3]
     assert metrics[-1]["league_size"] >= 1

@@ -12,9 +12,11 @@ ONE_LAP = {"laps": 1}
 
 def test_wilson_interval_matches_hand_computed_values() -> None:
     low, high = wilson_interval(5, 10)
-    assert low == pytest.approx(0.236593, abs=1e-6) and high == pytest.approx(0.763407, abs=1e-6)
+    assert low == pytest.approx(0.236593, abs=1e-6)
+    assert high == pytest.approx(0.763407, abs=1e-6)
     low, high = wilson_interval(0, 20)
-    assert low == 0.0 and high == pytest.approx(0.161125, abs=1e-6)
+    assert low == 0.0
+    assert high == pytest.approx(0.161125, abs=1e-6)
     assert wilson_interval(20, 20)[1] == 1.0
     assert wilson_interval(0, 0) == (0.0, 1.0)
 
@@ -29,8 +31,10 @@ def test_seats_swap_on_each_track_and_jobs_change_nothing() -> None:
         pair = {first.outcome, second.outcome}
         assert pair in ({Outcome.WIN, Outcome.LOSS}, {Outcome.DRAW}), (first, second)
         assert first.turns == second.turns
-    assert result.wins == result.losses and result.races == 4
-    assert result.bot_ms_per_decide is not None and result.bot_failed_turns == 0
+    assert result.wins == result.losses
+    assert result.races == 4
+    assert result.bot_ms_per_decide is not None
+    assert result.bot_failed_turns == 0
 
     against_blocker = evaluate("builtin:runner", "builtin:blocker", 4, seed=7, config=ONE_LAP)
     in_two = evaluate("builtin:runner", "builtin:blocker", 4, seed=7, config=ONE_LAP, jobs=2)

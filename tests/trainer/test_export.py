@@ -82,12 +82,15 @@ def test_the_file_is_small_stdlib_only_and_passes_the_gate(perturbed: Agent) -> 
             if isinstance(node, ast.Import):
                 imported.update(alias.name.split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
-                assert node.module is not None and node.level == 0
+                assert node.module is not None
+                assert node.level == 0
                 imported.add(node.module.split(".")[0])
-        assert imported <= STDLIB_IMPORTS and imported <= set(sys.stdlib_module_names) | {"__future__"}
+        assert imported <= STDLIB_IMPORTS
+        assert imported <= set(sys.stdlib_module_names) | {"__future__"}
         assert check_source(source, contract=gate_contract) == [], contract
     hosted = export_agent(perturbed, NetShapeConfig(), "hosted")
-    assert "input(" not in hosted and "CodinGameTracker" not in hosted
+    assert "input(" not in hosted
+    assert "CodinGameTracker" not in hosted
 
 
 @pytest.mark.slow
@@ -136,7 +139,8 @@ def test_the_codingame_tracker_rebuilds_what_codingame_hides(perturbed: Agent, t
         _tracked_race(bot, seed, orders)
         if orders["SHIELD"] and orders["BOOST"]:
             break
-    assert orders["SHIELD"] > 0 and orders["BOOST"] > 0, "the races should exercise the tracking"
+    assert orders["SHIELD"] > 0, "the races should exercise the tracking"
+    assert orders["BOOST"] > 0, "the races should exercise the tracking"
 
 
 def _tracked_race(bot: dict[str, Any], seed: int, orders: dict[str, int]) -> None:

@@ -149,8 +149,10 @@ def test_a_resumed_run_goes_back_to_imitating_a_new_teacher(tmp_path: Path) -> N
     trainer.save(tmp_path / "run.pt")
     resumed = Trainer.load(tmp_path / "run.pt", changes={"imitation_updates": 2}, imitate="builtin:runner")
     assert resumed.stage == Stage.IMITATE
-    assert resumed.teacher is not None and resumed.teacher.name == "builtin:runner"
+    assert resumed.teacher is not None
+    assert resumed.teacher.name == "builtin:runner"
     assert resumed.args.imitation_updates == 2
     metrics = resumed.iterate()
-    assert metrics["stage"] == "imitate" and "imitation_agreement" in metrics
+    assert metrics["stage"] == "imitate"
+    assert "imitation_agreement" in metrics
     assert resumed.iteration == trainer.iteration + 1

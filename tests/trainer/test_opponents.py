@@ -55,8 +55,10 @@ def test_commands_are_usable_by_the_engine() -> None:
     batch = TorchRaces(1, dtype=torch.float32)
     batch.load_races([race])
     target, thrust, boost, shield = race_pods(batch, slice(0, 2))
-    assert target.shape == (1, 2, 2) and thrust.shape == (1, 2)
-    assert boost.dtype == torch.bool and not bool(shield.any())
+    assert target.shape == (1, 2, 2)
+    assert thrust.shape == (1, 2)
+    assert boost.dtype == torch.bool
+    assert not bool(shield.any())
     race.step(
         [PodCommand(float(target[0, k, 0]), float(target[0, k, 1]), int(thrust[0, k])) for k in range(2)]
         + [PodCommand(0, 0)] * 2

@@ -37,7 +37,8 @@ def test_the_showcase_is_the_replay_of_the_same_match(opponent: str) -> None:
     replay = play_showcase(RUNNER_SOURCE, seed=7, opponent=opponent)
     expected = play_local(game, 7, [bots.runner, game.builtin_bots()[opponent]])
     assert replay == expected
-    assert replay["result"] is not None and replay["result"]["reason"]
+    assert replay["result"] is not None
+    assert replay["result"]["reason"]
     assert len(replay["frames"]) == len(replay["turns"]) + 1 > 10
     assert resimulate(game, replay) == replay
     assert json.loads(encode(replay)) == replay
@@ -46,7 +47,8 @@ def test_the_showcase_is_the_replay_of_the_same_match(opponent: str) -> None:
 def test_different_seeds_race_on_different_tracks() -> None:
     first = play_showcase(RUNNER_SOURCE, seed=1)
     second = play_showcase(RUNNER_SOURCE, seed=2)
-    assert first["seed"] == 1 and second["seed"] == 2
+    assert first["seed"] == 1
+    assert second["seed"] == 2
     assert first["frames"][0] != second["frames"][0]
 
 

@@ -73,7 +73,8 @@ def test_position_reads_and_writes_match_the_properties() -> None:
             write(body, xy)
             assert tuple(body.position) == xy
             for read in readers:
-                assert read(body) == xy and all(type(v) is float for v in read(body))
+                assert read(body) == xy
+                assert all(type(v) is float for v in read(body))
 
 
 def test_wall_grid_matches_a_full_scan() -> None:

@@ -31,7 +31,8 @@ def test_registry_and_config_validation() -> None:
     with pytest.raises(ValueError):
         GAME.create_match(0, {}, num_players=5)
     schema = GAME.config_schema()
-    assert schema["additionalProperties"] is False and "fov_deg" in schema["properties"]
+    assert schema["additionalProperties"] is False
+    assert "fov_deg" in schema["properties"]
 
 
 def test_same_inputs_same_match_bit_for_bit() -> None:
@@ -81,14 +82,17 @@ def test_resimulation_reproduces_frames_events_and_result() -> None:
     assert again["result"] == replay["result"]
     turns = replay["result"]["turns"]
     assert 1 + (turns - 1) * 2 <= len(replay["frames"]) <= 1 + turns * 2  # 10 Hz, a turn is 0.2 s
-    assert "map" in replay["frames"][0] and replay["frames"][0]["unit_ids"][0] == "p0u0"
+    assert "map" in replay["frames"][0]
+    assert replay["frames"][0]["unit_ids"][0] == "p0u0"
 
 
 def test_time_limit_draw_and_ranking_by_units_then_hp_then_damage() -> None:
     m = scenario([[(5.0, 5.0, 0.0)], [(35.0, 5.0, math.pi)]], time_limit_s=1.0)
     run_turns(m, 10)
     r = m.result()
-    assert m.finished and r.reason == "time_limit" and r.turns == 5
+    assert m.finished
+    assert r.reason == "time_limit"
+    assert r.turns == 5
     assert [p.rank for p in r.players] == [0, 0]  # equal: a draw
 
     m = scenario([[(5.0, 5.0, 0.0), (5.0, 9.0, 0.0)], [(35.0, 5.0, math.pi)]], time_limit_s=1.0)
@@ -98,7 +102,8 @@ def test_time_limit_draw_and_ranking_by_units_then_hp_then_damage() -> None:
     m = scenario([[(10.0, 13.0, 0.0)], [(16.0, 13.0, math.pi)]], time_limit_s=1.0)
     run_turns(m, 5, [None, {"units": {"p1u0": {"fire": [10.0, 13.0]}}}])
     r = m.result()
-    assert r.players[0].metrics["total_hp"] < 100 and [p.rank for p in r.players] == [1, 0]  # more hp
+    assert r.players[0].metrics["total_hp"] < 100
+    assert [p.rank for p in r.players] == [1, 0]  # more hp
 
     m = scenario([[(5.0, 5.0, 0.0)], [(35.0, 5.0, math.pi)]], time_limit_s=1.0)
     run_turns(m, 5)
@@ -112,7 +117,8 @@ def test_forfeit_ranks_last_and_ends_the_match() -> None:
     m.forfeit(0)
     assert m.finished
     r = m.result()
-    assert r.reason == "forfeit" and [p.rank for p in r.players] == [1, 0]
+    assert r.reason == "forfeit"
+    assert [p.rank for p in r.players] == [1, 0]
     assert m.step([None, None]).events == []  # a finished match does not move
 
     m = GAME.create_match(3, SHORT, num_players=3)
@@ -127,7 +133,8 @@ def test_four_players_play_to_the_end() -> None:
     bots = GAME.builtin_bots()
     replay = play_local(GAME, 2, [bots["aggressive"], bots["sniper"], bots["defensive"], idle], SHORT, 200)
     ranks = [p["rank"] for p in replay["result"]["players"]]
-    assert len(ranks) == 4 and min(ranks) == 0
+    assert len(ranks) == 4
+    assert min(ranks) == 0
     assert len(replay["frames"][-1]["units"]) == 12
 
 
@@ -162,12 +169,15 @@ def test_gym_env_passes_check_env() -> None:
     env = BattleEnv(opponent="sniper", config=SHORT)
     check_env(env, skip_render_check=True)
     obs, _ = env.reset(seed=0)
-    assert obs.shape == env.observation_space.shape and obs.dtype.name == "float32"
+    assert obs.shape == env.observation_space.shape
+    assert obs.dtype.name == "float32"
     done = False
     steps = 0
     while not done:
         obs, reward, term, trunc, info = env.step(env.action_space.sample())
-        assert env.observation_space.contains(obs) and math.isfinite(reward)
+        assert env.observation_space.contains(obs)
+        assert math.isfinite(reward)
         done = term or trunc
         steps += 1
-    assert steps <= 60 and "result" in info
+    assert steps <= 60
+    assert "result" in info

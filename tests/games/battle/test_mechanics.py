@@ -22,7 +22,8 @@ def test_move_reaches_target_without_exceeding_max_speed() -> None:
         vx, vy = m.world.unit_by_id["p0u0"].body.velocity
         top_speed = max(top_speed, math.hypot(vx, vy))
     x, y = pos(m, "p0u0")
-    assert abs(x - 15.0) < 0.2 and abs(y - 13.0) < 0.2
+    assert abs(x - 15.0) < 0.2
+    assert abs(y - 13.0) < 0.2
     assert 3.5 < top_speed <= m.cfg.max_speed + 1e-6
 
 
@@ -61,15 +62,22 @@ def test_hits_and_kill_are_credited_to_the_shooter() -> None:
     events = run_turns(m, 30, [{"units": {"p0u0": {"fire": [16.0, 13.0]}}}, None])
     hits = _kinds(events, "hit")
     kills = _kinds(events, "kill")
-    assert len(hits) == 5 and all(e.player == 0 and e.data["target"] == "p1u0" for e in hits)
+    assert len(hits) == 5
+    assert all(e.player == 0 for e in hits)
+    assert all(e.data["target"] == "p1u0" for e in hits)
     assert [(k.player, k.data["shooter"], k.data["victim"]) for k in kills] == [(0, "p0u0", "p1u0")]
     assert [d.player for d in _kinds(events, "death")] == [1]
     r = m.result()
     p0, p1 = r.players
-    assert p0.metrics["kills"] == 1 and p0.metrics["hits"] == 5 and p0.metrics["damage_dealt"] == 100
+    assert p0.metrics["kills"] == 1
+    assert p0.metrics["hits"] == 5
+    assert p0.metrics["damage_dealt"] == 100
     assert p0.metrics["accuracy"] == 1.0
-    assert p1.metrics["deaths"] == 1 and p1.metrics["damage_taken"] == 100
-    assert m.finished and r.reason == "eliminated" and (p0.rank, p1.rank) == (0, 1)
+    assert p1.metrics["deaths"] == 1
+    assert p1.metrics["damage_taken"] == 100
+    assert m.finished
+    assert r.reason == "eliminated"
+    assert (p0.rank, p1.rank) == (0, 1)
     # A finished match does not step any more.
     final = m.step([None, None])
     assert final.frames == []
@@ -81,8 +89,10 @@ def test_friendly_fire_hurts_teammates_and_is_counted() -> None:
     events = run_turns(m, 2, [{"units": {"p0u0": {"fire": [22.0, 13.0]}}}, None])
     assert m.world.unit_by_id["p0u1"].hp == 80.0
     assert m.world.unit_by_id["p1u0"].hp == 100.0
-    assert len(_kinds(events, "friendly_hit")) == 1 and not _kinds(events, "hit")
-    assert m.world.metrics[0]["friendly_hits"] == 1 and m.world.metrics[0]["damage_dealt"] == 0
+    assert len(_kinds(events, "friendly_hit")) == 1
+    assert not _kinds(events, "hit")
+    assert m.world.metrics[0]["friendly_hits"] == 1
+    assert m.world.metrics[0]["damage_dealt"] == 0
 
     m = scenario(units, friendly_fire=False)
     run_turns(m, 3, [{"units": {"p0u0": {"fire": [22.0, 13.0]}}}, None])
@@ -102,7 +112,8 @@ def test_dodge_moves_sideways_and_has_a_cooldown() -> None:
     m = scenario([[(10.0, 13.0, 0.0)], [(35.0, 3.0, math.pi)]])
     ev = m.step([{"units": {"p0u0": {"dodge": "left"}}}, None]).events
     x, y = pos(m, "p0u0")
-    assert y > 13.8 and abs(x - 10.0) < 0.05  # heading 0: left is +y
+    assert y > 13.8  # heading 0: left is +y
+    assert abs(x - 10.0) < 0.05
     assert [e.kind for e in ev] == ["dodge"]
     ev = m.step([{"units": {"p0u0": {"dodge": "right"}}}, None]).events
     assert not _kinds(ev, "dodge")  # still cooling down

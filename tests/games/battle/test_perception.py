@@ -55,7 +55,9 @@ def test_friends_are_seen_too_and_dead_units_see_nothing() -> None:
     assert [(v["id"], v["team"]) for v in seen] == [("p0u1", 0)]
     m.world.remove_unit(m.world.unit_by_id["p0u0"])
     dead = m.observation(0)["units"][0]
-    assert dead["self"]["alive"] is False and dead["visible_units"] == [] and dead["self"]["hp"] == 0.0
+    assert dead["self"]["alive"] is False
+    assert dead["visible_units"] == []
+    assert dead["self"]["hp"] == 0.0
 
 
 def test_incoming_projectile_is_visible_with_velocity_and_ttl() -> None:
@@ -64,7 +66,9 @@ def test_incoming_projectile_is_visible_with_velocity_and_ttl() -> None:
     projs = m.observation(0)["units"][0]["visible_projectiles"]
     assert len(projs) == 1
     p = projs[0]
-    assert p["team"] == 1 and p["velocity"][0] < -17.9 and abs(p["velocity"][1]) < 1e-9
+    assert p["team"] == 1
+    assert p["velocity"][0] < -17.9
+    assert abs(p["velocity"][1]) < 1e-9
     assert 0.0 < p["ttl"] <= m.cfg.projectile_ttl_s
     # The shooter looks the same way the shot flies, so it sees its own projectile as well.
     assert len(m.observation(1)["units"][0]["visible_projectiles"]) == 1

@@ -23,9 +23,11 @@ def test_team_channel_carries_signals_out_of_sight_with_age() -> None:
     obs = m.observation(0)
     assert obs["units"][1]["visible_units"] == []
     channel = {c["unit"]: c for c in obs["team_channel"]}
-    assert channel["p0u0"]["word"] == "enemy" and channel["p0u0"]["values"] == [0.5, -0.25]
+    assert channel["p0u0"]["word"] == "enemy"
+    assert channel["p0u0"]["values"] == [0.5, -0.25]
     assert channel["p0u0"]["age"] == 48
-    assert channel["p0u1"]["word"] == "none" and channel["p0u1"]["age"] == -1
+    assert channel["p0u1"]["word"] == "none"
+    assert channel["p0u1"]["age"] == -1
     # The enemy sees the signal on the unit it can see, but has no access to p0's channel.
     seen = m.observation(1)["units"][0]["visible_units"]
     assert [(v["id"], v["signal"]["word"]) for v in seen] == [("p0u0", "enemy")]
@@ -52,7 +54,8 @@ def test_memory_size_cap() -> None:
     m.step([{"memory": {"s": pad + "y"}}, None])  # one byte over: dropped, previous kept
     assert m.observation(0)["memory"] == exact
     metrics = m.result().players[0].metrics
-    assert metrics["memory_dropped"] == 1 and metrics["invalid_actions"] == 1
+    assert metrics["memory_dropped"] == 1
+    assert metrics["invalid_actions"] == 1
     m.step([{"memory": {"bad": math.nan}}, None])
     assert m.observation(0)["memory"] == exact
     m.step([{"memory": [1, 2]}, None])

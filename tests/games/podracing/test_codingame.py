@@ -48,7 +48,8 @@ def test_text_lines_match_the_codingame_protocol() -> None:
     observation = match.observation(1)
     init = init_lines(observation)
     count = len(match.race.checkpoints)
-    assert init[:2] == ["3", str(count)] and len(init) == count + 2
+    assert init[:2] == ["3", str(count)]
+    assert len(init) == count + 2
     assert init[2] == "{} {}".format(*match.race.checkpoints[0])
     lines = turn_lines(observation)
     assert len(lines) == 4
@@ -67,7 +68,8 @@ def test_parse_output_is_tolerant() -> None:
         ]
     }
     action = parse_output(["100 200 fast", "nan 3 50"])
-    assert action["pods"] == [None, None] and len(action["errors"]) == 2
+    assert action["pods"] == [None, None]
+    assert len(action["errors"]) == 2
     action = parse_output(["5 6 70"])
     assert action["pods"] == [{"x": 5, "y": 6, "thrust": 70}, None]
     assert action["errors"] == ["pod 1: no line"]
@@ -117,14 +119,16 @@ def test_silent_dead_or_rude_scripts_do_not_hang(
         if expected_errors is None:
             assert action is None
         else:
-            assert action is not None and len(bot.last_errors) == expected_errors
+            assert action is not None
+            assert len(bot.last_errors) == expected_errors
             match.step([action, None])
             assert match.result().players[0].metrics["invalid_actions"] == 1
 
 
 def test_adapter_is_standard_library_only() -> None:
     source = Path(codingame.__file__).read_text()
-    assert "from shared" not in source and "import shared" not in source
+    assert "from shared" not in source
+    assert "import shared" not in source
     imports = {
         line.split()[1].split(".")[0] for line in source.splitlines() if line.startswith(("import ", "from "))
     }

@@ -54,7 +54,8 @@ def test_three_pod_chain_collision() -> None:
     place(r, 2, 1900, 0)
     events = r.step(idle(r))
     assert _kinds(events) == [("collision", 0, 1), ("collision", 1, 2)]
-    assert abs(events[0].time - 0.4) < 1e-12 and abs(events[1].time - 0.6) < 1e-12
+    assert abs(events[0].time - 0.4) < 1e-12
+    assert abs(events[1].time - 0.6) < 1e-12
     assert [(p.x, p.vx) for p in r.pods[:3]] == [(200.0, 0.0), (1100.0, 0.0), (2100.0, 425.0)]
 
 

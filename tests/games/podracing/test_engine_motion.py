@@ -80,7 +80,8 @@ def test_boost_per_team_is_shared_and_goes_to_the_lower_pod_in_a_tie() -> None:
     assert [(e.kind, e.pod) for e in events] == [("boost", 0)]
     assert r.pods[0].vx == 552.0
     assert r.pods[1].vx == 85.0  # max thrust instead
-    assert not r.pods[0].boost_available and not r.pods[1].boost_available
+    assert not r.pods[0].boost_available
+    assert not r.pods[1].boost_available
     assert r.pods[2].boost_available
 
 
@@ -88,7 +89,8 @@ def test_shield_gives_four_turns_without_thrust_and_keeps_the_boost() -> None:
     r = race()
     place(r, 0, 0, 0)
     r.step(with_command(r, 0, PodCommand(1000, 0, 100, shield=True)))
-    assert r.pods[0].shield_active and r.pods[0].shield_cooldown == 3
+    assert r.pods[0].shield_active
+    assert r.pods[0].shield_cooldown == 3
     assert r.pods[0].vx == 0.0
     r.step(with_command(r, 0, PodCommand(1000, 0, 0, boost=True)))
     assert r.pods[0].boost_available, "a BOOST during the cooldown must not be consumed"
@@ -107,7 +109,8 @@ def test_shield_during_cooldown_restarts_it() -> None:
     r.step(with_command(r, 0, PodCommand(1000, 0, 0)))
     assert r.pods[0].shield_cooldown == 2
     r.step(with_command(r, 0, PodCommand(1000, 0, 0, shield=True)))
-    assert r.pods[0].shield_active and r.pods[0].shield_cooldown == 3
+    assert r.pods[0].shield_active
+    assert r.pods[0].shield_cooldown == 3
 
 
 def test_friction_truncates_velocity_and_rounds_positions_half_away_from_zero() -> None:

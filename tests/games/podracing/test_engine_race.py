@@ -41,11 +41,14 @@ def test_passing_resets_the_player_timeout() -> None:
     r = race(TRACK, timeout_turns=2)
     place(r, 2, 3400, 0, vx=600)  # turn 1: x = 4000, outside; turn 2: passes
     r.step(idle(r))
-    assert r.timeouts == [1, 1] and not r.finished
+    assert r.timeouts == [1, 1]
+    assert not r.finished
     events = r.step(idle(r))
     assert r.pods[2].checkpoints_passed == 2
     assert r.timeouts == [0, 1]
-    assert r.finished and r.reason == "timeout" and r.winner == 1
+    assert r.finished
+    assert r.reason == "timeout"
+    assert r.winner == 1
     assert r.ranks() == [1, 0]
     assert [(e.kind, e.player) for e in events if e.kind == "timeout"] == [("timeout", 0)]
 
@@ -55,8 +58,10 @@ def test_both_timing_out_ranks_by_progress() -> None:
     place(r, 0, 5000, 3000)  # 3000 from checkpoint 1
     place(r, 2, 5000, -2000)  # 2000 from checkpoint 1: player 1 leads
     r.step(idle(r))
-    assert r.finished and r.reason == "timeout"
-    assert r.ranks() == [1, 0] and r.winner == 1
+    assert r.finished
+    assert r.reason == "timeout"
+    assert r.ranks() == [1, 0]
+    assert r.winner == 1
 
 
 def test_laps_need_n_times_laps_plus_one_passes() -> None:
@@ -68,8 +73,12 @@ def test_laps_need_n_times_laps_plus_one_passes() -> None:
     assert not r.finished
     place(r, 0, -1000, 0, vx=800)
     events = r.step(idle(r))
-    assert r.finished and r.reason == "won" and r.winner == 0 and r.winning_pod == 0
-    assert events[-1].kind == "win" and abs(events[-1].time - 401 / 800) < 1e-12
+    assert r.finished
+    assert r.reason == "won"
+    assert r.winner == 0
+    assert r.winning_pod == 0
+    assert events[-1].kind == "win"
+    assert abs(events[-1].time - 401 / 800) < 1e-12
     with pytest.raises(RuntimeError):
         r.step(idle(r))
 
@@ -79,7 +88,8 @@ def test_three_laps_on_three_checkpoints_is_ten_passes() -> None:
     assert r.total_passes == 10
     place(r, 0, 4000, 0, vx=800, checkpoints_passed=8)
     r.step(idle(r))
-    assert r.pods[0].checkpoints_passed == 9 and not r.finished
+    assert r.pods[0].checkpoints_passed == 9
+    assert not r.finished
 
 
 @pytest.mark.parametrize(("pod2_start", "winner"), [(-1000, 0), (-950, 1)])
@@ -88,7 +98,8 @@ def test_first_finisher_in_time_wins_exact_tie_to_lower_pod(pod2_start: int, win
     place(r, 0, -1000, 0, vx=800, checkpoints_passed=2, next_checkpoint=0)
     place(r, 2, 0, pod2_start, vy=800, checkpoints_passed=2, next_checkpoint=0)
     r.step(idle(r))
-    assert r.finished and r.winner == winner
+    assert r.finished
+    assert r.winner == winner
     assert r.winning_pod == (0 if winner == 0 else 2)
     assert r.pods[0].checkpoints_passed == r.pods[2].checkpoints_passed == 3
 
@@ -98,9 +109,13 @@ def test_turn_limit_ranks_by_checkpoints_then_distance_and_equal_is_a_draw() -> 
     place(r, 0, 5000, 2000)
     place(r, 2, 5000, -2000)
     r.step(idle(r))
-    assert not r.finished and r.ranks() == [0, 0]
+    assert not r.finished
+    assert r.ranks() == [0, 0]
     r.step(idle(r))
-    assert r.finished and r.reason == "turn_limit" and r.winner is None and r.ranks() == [0, 0]
+    assert r.finished
+    assert r.reason == "turn_limit"
+    assert r.winner is None
+    assert r.ranks() == [0, 0]
 
     r = race(TRACK, max_turns=1)
     place(r, 1, 5000, 1500)  # player 0's best pod is its second one
@@ -118,7 +133,10 @@ def test_turn_limit_ranks_by_checkpoints_then_distance_and_equal_is_a_draw() -> 
 def test_forfeit_ends_the_race_for_the_other_player() -> None:
     r = race(TRACK)
     r.forfeit(0)
-    assert r.finished and r.reason == "forfeit" and r.winner == 1 and r.ranks() == [1, 0]
+    assert r.finished
+    assert r.reason == "forfeit"
+    assert r.winner == 1
+    assert r.ranks() == [1, 0]
 
 
 def test_generated_tracks_respect_the_constraints() -> None:
@@ -131,8 +149,10 @@ def test_generated_tracks_respect_the_constraints() -> None:
         counts.add(len(track))
         assert config.checkpoints_min <= len(track) <= config.checkpoints_max
         for x, y in track:
-            assert isinstance(x, int) and isinstance(y, int)
-            assert 2000 <= x <= 14000 and 2000 <= y <= 7000
+            assert isinstance(x, int)
+            assert isinstance(y, int)
+            assert 2000 <= x <= 14000
+            assert 2000 <= y <= 7000
         for (x1, y1), (x2, y2) in itertools.combinations(track, 2):
             assert (x1 - x2) ** 2 + (y1 - y2) ** 2 > 3000**2
     assert counts == set(range(3, 9))
@@ -150,7 +170,8 @@ def test_start_positions_are_perpendicular_offsets() -> None:
     assert (r.pods[1].x, r.pods[1].y) == (6061, 3939)
     for pod in r.pods:
         assert (pod.vx, pod.vy, pod.angle, pod.next_checkpoint, pod.checkpoints_passed) == (0, 0, 0, 1, 1)
-        assert pod.boost_available and pod.shield_cooldown == 0
+        assert pod.boost_available
+        assert pod.shield_cooldown == 0
 
 
 def test_same_commands_give_the_same_race() -> None:

@@ -44,7 +44,8 @@ def test_config_is_validated() -> None:
     with pytest.raises(ValueError):
         GAME.create_match(1, None, num_players=3)
     match = _match(1, laps=2, max_thrust=200, boost_per_team=True)
-    assert match.race.config.laps == 2 and match.race.config.boost_per_team
+    assert match.race.config.laps == 2
+    assert match.race.config.boost_per_team
 
 
 def test_observations_follow_the_schema_every_turn() -> None:
@@ -95,7 +96,8 @@ BAD_ACTIONS = [
 def test_bad_actions_are_sanitised_and_counted(action: object, invalid: int) -> None:
     match = _match(4)
     step = match.step([action, None])
-    assert match.turn == 1 and step.frames
+    assert match.turn == 1
+    assert step.frames
     metrics = match.result().players
     assert metrics[0].metrics["invalid_actions"] == invalid
     assert metrics[1].metrics["invalid_actions"] == 0
@@ -139,9 +141,11 @@ def test_boost_shield_strings_messages_and_metrics() -> None:
     }
     step = match.step([action, None])
     kinds = [event.kind for event in step.events]
-    assert "boost" in kinds and "shield" in kinds
+    assert "boost" in kinds
+    assert "shield" in kinds
     frame = step.frames[0]
-    assert frame["pods"][0]["message"] == "hi" and frame["pods"][1]["message"] == "x" * 64
+    assert frame["pods"][0]["message"] == "hi"
+    assert frame["pods"][1]["message"] == "x" * 64
     metrics = match.result().players[0].metrics
     assert (metrics["boosts_used"], metrics["shields_used"], metrics["invalid_actions"]) == (1, 1, 1)
 
@@ -152,14 +156,17 @@ def test_forfeit_and_finished_match() -> None:
     match.forfeit(1)
     assert match.finished
     result = match.result()
-    assert result.reason == "forfeit" and [p.rank for p in result.players] == [0, 1]
-    assert match.step([None, None]).frames == [] and match.turn == 1
+    assert result.reason == "forfeit"
+    assert [p.rank for p in result.players] == [0, 1]
+    assert match.step([None, None]).frames == []
+    assert match.turn == 1
 
 
 def test_full_match_result_and_frames() -> None:
     replay = play_local(GAME, 12, [runner, naive])
     result = replay["result"]
-    assert result["reason"] == "won" and result["turns"] < 500
+    assert result["reason"] == "won"
+    assert result["turns"] < 500
     winner, loser = result["players"]
     assert (winner["rank"], loser["rank"]) == (0, 1)
     track = replay["frames"][0]["checkpoints"]

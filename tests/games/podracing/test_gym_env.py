@@ -18,7 +18,8 @@ def test_passes_gymnasium_check_env() -> None:
 def test_full_episode_against_the_runner() -> None:
     env = PodracingGymEnv(opponent="runner", config={"laps": 1})
     obs, info = env.reset(seed=7)
-    assert obs.shape == (OBS_DIM,) and obs.dtype == np.float32
+    assert obs.shape == (OBS_DIM,)
+    assert obs.dtype == np.float32
     action = np.zeros(8, dtype=np.float32)
     action[[1, 5]] = 1.0  # full thrust straight at the next checkpoint
     total = 0.0
@@ -29,7 +30,8 @@ def test_full_episode_against_the_runner() -> None:
         if terminated or truncated:
             break
     assert terminated
-    assert info["reason"] in ("won", "timeout", "turn_limit") and info["winner"] in (0, 1, None)
+    assert info["reason"] in ("won", "timeout", "turn_limit")
+    assert info["winner"] in (0, 1, None)
     assert total > 0  # checkpoints were passed
 
 

@@ -282,9 +282,11 @@ def test_actions_are_valid_on_every_turn_and_config() -> None:
             targets = [observation["checkpoints"][pod["next_checkpoint"]] for pod in observation["pods"]]
             checked = sanitize_action(action, targets, observation["max_thrust"])
             assert checked.invalid == 0, checked.problems
-            assert set(action) == {"pods"} and len(action["pods"]) == 2
+            assert set(action) == {"pods"}
+            assert len(action["pods"]) == 2
             for pod in action["pods"]:
-                assert set(pod) == {"x", "y", "thrust"} and all(isinstance(pod[k], int) for k in "xy")
+                assert set(pod) == {"x", "y", "thrust"}
+                assert all(isinstance(pod[k], int) for k in "xy")
                 thrust = pod["thrust"]
                 assert thrust in ("BOOST", "SHIELD") or (
                     isinstance(thrust, int) and 0 <= thrust <= config.get("max_thrust", 100)
@@ -319,7 +321,8 @@ def test_it_beats_the_runner() -> None:
 def test_it_is_a_registered_builtin_and_a_valid_hosted_bot() -> None:
     assert GAME.builtin_bots()["search"] is search.decide
     source = Path(search.__file__).read_text(encoding="utf-8")
-    assert "from shared" not in source and "import shared" not in source
+    assert "from shared" not in source
+    assert "import shared" not in source
     assert check_source(source) == []
 
 

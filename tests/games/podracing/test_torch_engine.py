@@ -66,8 +66,10 @@ def test_state_keeps_dtype_and_shape(dtype: torch.dtype) -> None:
         values = getattr(races, name)
         assert torch.equal(values, torch.round(values)), f"{name} must be whole after a turn"
     assert ((races.angle >= 0) & (races.angle < 360)).all()
-    assert races.timeouts.shape == (16, 2) and races.turn.shape == (16,)
-    assert races.cp_x.shape == (16, MAX_CHECKPOINTS) and races.cp_x.dtype == dtype
+    assert races.timeouts.shape == (16, 2)
+    assert races.turn.shape == (16,)
+    assert races.cp_x.shape == (16, MAX_CHECKPOINTS)
+    assert races.cp_x.dtype == dtype
 
 
 def test_non_finite_and_out_of_range_commands_are_fixed_and_counted() -> None:
@@ -83,7 +85,8 @@ def test_non_finite_and_out_of_range_commands_are_fixed_and_counted() -> None:
     thrust[1, 3] = 1e9
     races.step(target, thrust)
     assert races.invalid_commands.tolist() == [[2, 1], [1, 1]]
-    assert races.angle[0, 0] == angle_before[0, 0] and races.angle[0, 1] == angle_before[0, 1]
+    assert races.angle[0, 0] == angle_before[0, 0]
+    assert races.angle[0, 1] == angle_before[0, 1]
     for name in ("x", "y", "vx", "vy", "angle"):
         assert torch.isfinite(getattr(races, name)).all(), name
     # The clamped thrust of 1e9 moved pod 3 of race 1 like a thrust of 100 does pod 2.
@@ -102,7 +105,8 @@ def test_finished_races_freeze_without_auto_reset() -> None:
     thrust = torch.zeros(3, 4)
     for _ in range(3):
         races.step(target, thrust)
-    assert races.finished.all() and (races.reason == REASON_TIMEOUT).all()
+    assert races.finished.all()
+    assert (races.reason == REASON_TIMEOUT).all()
     for ref in refs:
         for _ in range(3):
             ref.step([PodCommand(pod.x, pod.y, 0) for pod in ref.pods])
@@ -110,7 +114,8 @@ def test_finished_races_freeze_without_auto_reset() -> None:
     assert races.winner.tolist() == [-1 if ref.winner is None else ref.winner for ref in refs]
     frozen = (races.turn.clone(), races.timeouts.clone())
     races.step(target, thrust)
-    assert torch.equal(races.turn, frozen[0]) and torch.equal(races.timeouts, frozen[1])
+    assert torch.equal(races.turn, frozen[0])
+    assert torch.equal(races.timeouts, frozen[1])
 
 
 def test_auto_reset_restarts_finished_races_on_new_tracks() -> None:
@@ -124,9 +129,13 @@ def test_auto_reset_restarts_finished_races_on_new_tracks() -> None:
     assert not races.just_finished.any()
     races.step(target, thrust)
     assert races.just_finished.all()
-    assert (races.episode_reason == REASON_TIMEOUT).all() and (races.episode_turns == 2).all()
-    assert (races.turn == 0).all() and not races.finished.any()
-    assert (races.timeouts == 2).all() and (races.passed == 1).all() and (races.next_cp == 1).all()
+    assert (races.episode_reason == REASON_TIMEOUT).all()
+    assert (races.episode_turns == 2).all()
+    assert (races.turn == 0).all()
+    assert not races.finished.any()
+    assert (races.timeouts == 2).all()
+    assert (races.passed == 1).all()
+    assert (races.next_cp == 1).all()
     assert not torch.equal(races.cp_x, cps_before)
 
 
@@ -143,18 +152,24 @@ def test_step_never_reads_tensor_data() -> None:
     env = BatchedPodracingEnv(8, device="meta")
     env.reset()
     obs, reward, terminated, _, _ = env.step(torch.zeros(8, 8, device="meta"))
-    assert obs.shape == (8, OBS_DIM) and reward.shape == (8,) and terminated.shape == (8,)
+    assert obs.shape == (8, OBS_DIM)
+    assert reward.shape == (8,)
+    assert terminated.shape == (8,)
     with pytest.raises(NotImplementedError):
         races.x.tolist()
 
 
 def _assert_valid(tracks: Tracks, lo: int, hi: int) -> None:
     counts = tracks.count
-    assert counts.min() >= lo and counts.max() <= hi
+    assert counts.min() >= lo
+    assert counts.max() <= hi
     x, y = tracks.x, tracks.y
-    assert torch.equal(x, torch.round(x)) and torch.equal(y, torch.round(y))
-    assert x.min() >= MARGIN and x.max() <= WIDTH - MARGIN
-    assert y.min() >= MARGIN and y.max() <= HEIGHT - MARGIN
+    assert torch.equal(x, torch.round(x))
+    assert torch.equal(y, torch.round(y))
+    assert x.min() >= MARGIN
+    assert x.max() <= WIDTH - MARGIN
+    assert y.min() >= MARGIN
+    assert y.max() <= HEIGHT - MARGIN
     slots = torch.arange(MAX_CHECKPOINTS)
     real = slots[None, :] < counts[:, None]
     d2 = (x[:, :, None] - x[:, None, :]) ** 2 + (y[:, :, None] - y[:, None, :]) ** 2
@@ -183,7 +198,8 @@ def test_track_generator_stays_valid_when_sampling_fails() -> None:
 def test_batched_env_contract(dtype: torch.dtype) -> None:
     env = BatchedPodracingEnv(64, dtype=dtype, config=RaceConfig(laps=1, max_turns=40), seed=2)
     obs = env.reset()
-    assert obs.shape == (64, OBS_DIM) and obs.dtype == dtype
+    assert obs.shape == (64, OBS_DIM)
+    assert obs.dtype == dtype
     gen = torch.Generator().manual_seed(1)
     finished = 0
     for turn in range(45):
@@ -193,9 +209,13 @@ def test_batched_env_contract(dtype: torch.dtype) -> None:
             actions[0, 0] = math.nan
             actions[1, 1] = math.inf
         obs, reward, terminated, truncated, info = env.step(actions)
-        assert obs.shape == (64, OBS_DIM) and obs.dtype == dtype
-        assert torch.isfinite(obs).all() and torch.isfinite(reward).all()
-        assert reward.shape == (64,) and terminated.dtype == torch.bool and not truncated.any()
+        assert obs.shape == (64, OBS_DIM)
+        assert obs.dtype == dtype
+        assert torch.isfinite(obs).all()
+        assert torch.isfinite(reward).all()
+        assert reward.shape == (64,)
+        assert terminated.dtype == torch.bool
+        assert not truncated.any()
         finished += int(terminated.sum())
     assert finished >= 64  # every race ended at least once (turn limit 40) and restarted
     assert info["invalid_commands"][:2, 0].sum() == 2

@@ -65,7 +65,8 @@ def test_pick_sqrt_and_angles_match_the_plain_formulas(dtype: torch.dtype) -> No
 def test_pod_major_reverses_dimensions_into_contiguous_memory() -> None:
     batch_major = torch.arange(24.0).view(3, 4, 2)
     flipped = pod_major(batch_major)
-    assert flipped.shape == (2, 4, 3) and flipped.is_contiguous()
+    assert flipped.shape == (2, 4, 3)
+    assert flipped.is_contiguous()
     assert torch.equal(flipped, batch_major.permute(2, 1, 0))
     # A view of pod-major memory comes back as that memory's contents, and bools work too.
     mask = torch.rand(4, 5) > 0.5
@@ -73,12 +74,14 @@ def test_pod_major_reverses_dimensions_into_contiguous_memory() -> None:
     bf16 = torch.rand(3, 4, 2).to(torch.bfloat16)  # numpy has no bfloat16: torch's copy is used
     assert torch.equal(pod_major(bf16), bf16.permute(2, 1, 0))
     meta = pod_major(torch.empty(3, 4, 2, device="meta"))
-    assert meta.shape == (2, 4, 3) and meta.device.type == "meta"
+    assert meta.shape == (2, 4, 3)
+    assert meta.device.type == "meta"
 
 
 def test_any_helpers() -> None:
     mask = torch.zeros(6, 5, dtype=torch.bool)
-    assert not any_true(mask) and not any_true(mask[:0])
+    assert not any_true(mask)
+    assert not any_true(mask[:0])
     mask[4, 2] = True
     assert any_true(mask)
     assert torch.equal(any_along(mask, 0), mask.any(0))

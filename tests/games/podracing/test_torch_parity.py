@@ -195,10 +195,14 @@ def test_float64_matches_reference_exactly(compact: bool) -> None:
         f"{stats.finished_equal} races finished identically ({stats.winners} won)"
     )
     assert stats.first_mismatch is None, stats.first_mismatch
-    assert stats.torch_capped == 0 and stats.ref_capped == 0
+    assert stats.torch_capped == 0
+    assert stats.ref_capped == 0
     assert stats.race_turns >= 10_000
-    assert stats.collisions >= 2_000 and stats.shields >= 1_000 and stats.boosts >= 100
-    assert stats.finished_equal >= 100 and stats.winners >= 30
+    assert stats.collisions >= 2_000
+    assert stats.shields >= 1_000
+    assert stats.boosts >= 100
+    assert stats.finished_equal >= 100
+    assert stats.winners >= 30
 
 
 @pytest.mark.slow
@@ -209,7 +213,8 @@ def test_float64_parity_with_team_boost_and_collision_cap(compact: bool) -> None
     stats = play_parity(torch.float64, config, seed=2, races_count=64, collision_iters=2, compact=compact)
     assert stats.first_mismatch is None, stats.first_mismatch
     assert stats.race_turns >= 2_000
-    assert stats.ref_capped >= 10 and stats.torch_capped == stats.ref_capped
+    assert stats.ref_capped >= 10
+    assert stats.torch_capped == stats.ref_capped
 
 
 @pytest.mark.slow

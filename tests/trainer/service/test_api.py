@@ -77,10 +77,14 @@ def test_a_budget_or_device_said_twice_must_agree(client: TestClient, owner: Acc
 def test_a_new_run_is_queued_with_its_whole_config(
     client: TestClient, owner: Account, run: dict[str, Any]
 ) -> None:
-    assert run["status"] == "queued" and run["iteration"] == 0 and run["stage"] == "solo"
+    assert run["status"] == "queued"
+    assert run["iteration"] == 0
+    assert run["stage"] == "solo"
     assert run["config"]["num_envs"] == 16, "defaults filled in"
     assert run["config"]["rewards"]["win"] == 1.0, "defaults filled in"
-    assert run["latest_metrics"] is None and run["latest_checkpoint"] is None and run["league"] == []
+    assert run["latest_metrics"] is None
+    assert run["latest_checkpoint"] is None
+    assert run["league"] == []
     assert run["evaluations"] == []
     listed = client.get(API, headers=owner.headers).json()
     assert run["id"] in [item["id"] for item in listed["items"]]
@@ -139,7 +143,8 @@ def test_only_learning_rate_ent_coef_rewards_and_stage_may_change(
         "rewards": {"win": 5.0, "lead": 0.5},
         "stage": "runner",
     }
-    assert again["changes_version"] == 2 and again["config"]["learning_rate"] == 0.0003, "not applied yet"
+    assert again["changes_version"] == 2, "not applied yet"
+    assert again["config"]["learning_rate"] == 0.0003, "not applied yet"
 
 
 def test_stop_resume_and_export_say_when_the_state_forbids_them(
@@ -155,10 +160,12 @@ def test_stop_resume_and_export_say_when_the_state_forbids_them(
     missing = {"checkpoint_id": str(uuid.uuid4())}
     refused(client.post(f"{url}/export", json=missing, headers=owner.headers), 404)
     stopped = client.post(f"{url}/stop", headers=owner.headers)
-    assert stopped.status_code == 200 and stopped.json()["status"] == "stopped", "a queued run stops at once"
+    assert stopped.status_code == 200, "a queued run stops at once"
+    assert stopped.json()["status"] == "stopped", "a queued run stops at once"
     assert client.post(f"{url}/stop", headers=owner.headers).json()["status"] == "stopped"
     resumed = client.post(f"{url}/resume", headers=owner.headers)
-    assert resumed.status_code == 200 and resumed.json()["status"] == "queued"
+    assert resumed.status_code == 200
+    assert resumed.json()["status"] == "queued"
 
 
 def test_query_parameters_are_bounded(client: TestClient, owner: Account, run: dict[str, Any]) -> None:

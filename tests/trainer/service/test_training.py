@@ -79,7 +79,8 @@ def test_a_run_trains_in_chunks_stops_and_resumes_from_its_last_checkpoint(
     )
 
     now = detail(client, owner, run_id)
-    assert now["status"] in ("running", "queued") and now["error"] is None
+    assert now["status"] in ("running", "queued")
+    assert now["error"] is None
     points = series(client, owner, run_id)
     assert [p["iteration"] for p in points] == list(range(1, len(points) + 1)), "one row per iteration"
     assert all(p["global_step"] == p["iteration"] * STEPS_PER_ITERATION for p in points)
@@ -107,12 +108,14 @@ def test_a_run_trains_in_chunks_stops_and_resumes_from_its_last_checkpoint(
     )
     assert max(metric_rows(run_id)) == last.iteration
     time.sleep(1.0)
-    assert run_row(run_id).iteration == last.iteration and max(metric_rows(run_id)) == last.iteration
+    assert run_row(run_id).iteration == last.iteration
+    assert max(metric_rows(run_id)) == last.iteration
 
     resumed_at = datetime.now(UTC)
     answer = client.post(f"{API}/{run_id}/resume", headers=owner.headers)
     # The worker may claim the resumed chunk before the answer is written: queued or running.
-    assert answer.status_code == 200 and answer.json()["status"] in ("queued", "running"), answer.text
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["status"] in ("queued", "running"), answer.text
     wait_for(lambda: run_row(run_id).iteration >= last.iteration + 2, "training again", trainer)
     points = series(client, owner, run_id)
     assert [p["iteration"] for p in points] == list(range(1, len(points) + 1))
@@ -122,7 +125,9 @@ def test_a_run_trains_in_chunks_stops_and_resumes_from_its_last_checkpoint(
 
     stop(client, owner, run_id, trainer)
     progress = [e for e in training_events.of(run_id) if isinstance(e, TrainingProgress)]
-    assert progress and progress[0].iteration == 1 and progress[0].metrics["iteration"] == 1
+    assert progress
+    assert progress[0].iteration == 1
+    assert progress[0].metrics["iteration"] == 1
     assert progress[0].metrics.keys() >= {"entropy", "policy_loss", "sps"}
     statuses = [e.status for e in training_events.of(run_id) if isinstance(e, TrainingStatus)]
     expected = [JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.STOPPED, JobStatus.QUEUED, JobStatus.RUNNING]
@@ -141,7 +146,8 @@ def test_a_config_change_takes_effect_at_the_next_iteration(
     asked_after = run_row(run_id).iteration
     answer = client.patch(f"{API}/{run_id}/config", json=new, headers=owner.headers)
     assert answer.status_code == 200, answer.text
-    assert answer.json()["pending_changes"] == new and answer.json()["changes_version"] == 1
+    assert answer.json()["pending_changes"] == new
+    assert answer.json()["changes_version"] == 1
 
     def switched() -> int | None:
         rows = metric_rows(run_id)
@@ -186,7 +192,9 @@ def test_a_run_on_a_device_the_worker_lacks_fails_at_once_with_a_clear_error(
     job = wait_status(run_id, JobStatus.FAILED, trainer)
     assert job.attempts == 1, "retrying cannot help: no retries"
     failed = detail(client, owner, run_id)
-    assert failed["status"] == "failed" and failed["iteration"] == 0 and failed["latest_checkpoint"] is None
+    assert failed["status"] == "failed"
+    assert failed["iteration"] == 0
+    assert failed["latest_checkpoint"] is None
     assert "device 'cuda' requested but this machine has no CUDA GPU" in failed["error"]
     assert "start a new run with device auto or cpu" in failed["error"]
     wait_for(
@@ -196,7 +204,8 @@ def test_a_run_on_a_device_the_worker_lacks_fails_at_once_with_a_clear_error(
         "the failure announced",
     )
     announced = [e for e in training_events.of(run_id) if isinstance(e, TrainingStatus) and e.error]
-    assert announced and "no CUDA GPU" in (announced[-1].error or "")
+    assert announced
+    assert "no CUDA GPU" in (announced[-1].error or "")
 
 
 def test_a_spent_budget_finishes_the_run_and_its_checkpoints_export_as_bot_versions(
@@ -208,15 +217,18 @@ def test_a_spent_budget_finishes_the_run_and_its_checkpoints_export_as_bot_versi
     done = detail(client, owner, run_id)
     # Each checkpoint comes with a showcase race of its bot against the built-in runner.
     if early.status_code != 200:
-        assert early.status_code == 404 and "no showcase race yet" in early.json()["detail"]
+        assert early.status_code == 404
+        assert "no showcase race yet" in early.json()["detail"]
     race = client.get(f"{API}/{run_id}/race", headers=owner.headers)
     assert race.status_code == 200, race.text
     replay = race.json()
-    assert replay["game"] == "podracing" and len(replay["frames"]) > 10
+    assert replay["game"] == "podracing"
+    assert len(replay["frames"]) > 10
     assert replay["result"]["turns"] > 0
     assert client.get(f"{API}/{run_id}/race").status_code == 401
     assert (done["iteration"], done["global_step"], done["progress"]) == (3, 3 * STEPS_PER_ITERATION, 1.0)
-    assert done["checkpoint_iteration"] == 3 and done["latest_checkpoint"]["exportable"]
+    assert done["checkpoint_iteration"] == 3
+    assert done["latest_checkpoint"]["exportable"]
     url = f"{API}/{run_id}"
     for method, path, body in [
         ("POST", "/stop", None),
@@ -224,36 +236,42 @@ def test_a_spent_budget_finishes_the_run_and_its_checkpoints_export_as_bot_versi
         ("PATCH", "/config", {"ent_coef": 0.1}),
     ]:
         answer = client.request(method, url + path, json=body, headers=owner.headers)
-        assert answer.status_code == 409 and "is finished" in answer.json()["detail"], (path, answer.text)
+        assert answer.status_code == 409, (path, answer.text)
+        assert "is finished" in answer.json()["detail"], (path, answer.text)
 
     first = client.post(f"{url}/export", json={"bot_name": f"trained-{run_id[:8]}"}, headers=owner.headers)
     assert first.status_code == 201, first.text
     exported = first.json()
     bot = exported["bot"]
-    assert exported["bot_created"] and bot["name"] == f"trained-{run_id[:8]}"
+    assert exported["bot_created"]
+    assert bot["name"] == f"trained-{run_id[:8]}"
     assert (bot["kind"], bot["origin"], bot["game"], bot["status"]) == (
         "hosted",
         "trainer",
         "podracing",
         "active",
     )
-    assert bot["owner_id"] == owner.id and exported["version"]["number"] == 1
+    assert bot["owner_id"] == owner.id
+    assert exported["version"]["number"] == 1
     assert exported["version"]["notes"]["training_checkpoint_id"] == done["latest_checkpoint"]["id"]
 
     version = client.get(f"/api/v1/bots/{bot['id']}/versions/1", headers=owner.headers).json()
-    assert version["contract"] == "decide" and not check_source(version["source"], contract="decide")
+    assert version["contract"] == "decide"
+    assert not check_source(version["source"], contract="decide")
     assert "def decide(" in version["source"]
 
     checkpoint = checkpoint_rows(run_id)[0]
     second = client.post(f"{url}/export", json={"checkpoint_id": str(checkpoint.id)}, headers=owner.headers)
     assert second.status_code == 201, second.text
-    assert not second.json()["bot_created"] and second.json()["bot"]["id"] == bot["id"]
+    assert not second.json()["bot_created"]
+    assert second.json()["bot"]["id"] == bot["id"]
     assert second.json()["version"]["number"] == 2
     after = detail(client, owner, run_id)
     assert after["bot_id"] == bot["id"]
     listed = client.get(f"{url}/checkpoints", headers=owner.headers).json()["items"]
     assert [item["exported_at"] is not None for item in listed][-1], "the exported checkpoint says so"
-    assert job_of(run_id).attempts == 0 and job_of(run_id).error is None
+    assert job_of(run_id).attempts == 0
+    assert job_of(run_id).error is None
 
 
 def test_checkpoints_are_evaluated_against_the_built_ins_and_the_api_shows_the_table(

@@ -74,11 +74,11 @@ def test_a_run_whose_worker_was_killed_mid_chunk_goes_on_from_its_last_checkpoin
         committed = checkpoint_rows(run_id)[-1]
         job = job_of(run_id)
         live = run_row(run_id).iteration
-        assert job.status == JobStatus.RUNNING and job.attempts == 1
+        assert job.status == JobStatus.RUNNING
+        assert job.attempts == 1
         assert job.checkpoint["iteration"] == committed.iteration
-        assert live > committed.iteration and max(metric_rows(run_id)) == live, (
-            "the dead chunk's rows are there"
-        )
+        assert live > committed.iteration, "the dead chunk's rows are there"
+        assert max(metric_rows(run_id)) == live, "the dead chunk's rows are there"
         time.sleep(0.5)
         assert job_of(run_id).attempts == 1, "nothing takes a chunk over before the reaper"
 
@@ -93,9 +93,11 @@ def test_a_run_whose_worker_was_killed_mid_chunk_goes_on_from_its_last_checkpoin
         rescue.wait_log(f"job {job.id} (training): chunk {job.chunk}, attempt 2", timeout=5)
         rescue.wait_log(f"training run {run_id}: iteration {committed.iteration + 1},", timeout=5)
         saved = [c.iteration for c in checkpoint_rows(run_id)]
-        assert saved == sorted(set(saved)) and committed.iteration in saved
+        assert saved == sorted(set(saved))
+        assert committed.iteration in saved
         detail = client.get(f"{API}/{run_id}", headers=owner.headers).json()
-        assert detail["status"] in ("running", "queued") and detail["error"] is None
+        assert detail["status"] in ("running", "queued")
+        assert detail["error"] is None
 
         assert client.post(f"{API}/{run_id}/stop", headers=owner.headers).status_code == 200
         wait_status(run_id, JobStatus.STOPPED, rescue)
