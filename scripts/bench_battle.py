@@ -19,12 +19,13 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from shared.games.battle.bots import BOTS
 from shared.games.battle.game import BattleGame
 from shared.games.battle.world import World
 
-SCENARIOS = {
+SCENARIOS: dict[str, dict[str, Any]] = {
     "3v3": {"units_per_player": 3},
     "10v10": {"units_per_player": 10, "map_width": 60.0, "map_height": 36.0},
 }
@@ -47,7 +48,7 @@ class Split:
     outcomes: dict[str, int] = field(default_factory=dict)
 
 
-def play(game: BattleGame, seed: int, config: dict, pair: tuple[str, str], split: Split) -> None:
+def play(game: BattleGame, seed: int, config: dict[str, Any], pair: tuple[str, str], split: Split) -> None:
     clock = time.process_time  # parts in CPU time: other jobs on the machine inflate wall-clock figures
     match = game.create_match(seed, config)
     bots = [BOTS[pair[0]], BOTS[pair[1]]]
@@ -82,7 +83,7 @@ def play(game: BattleGame, seed: int, config: dict, pair: tuple[str, str], split
     split.json += (clock() - t0) * match.turn
 
 
-def baseline(game: BattleGame, seed: int, config: dict, ticks: int) -> float:
+def baseline(game: BattleGame, seed: int, config: dict[str, Any], ticks: int) -> float:
     """CPU seconds to step the same bodies in bare pymunk (Space.step), units steering toward the far
     side."""
     match = game.create_match(seed, config)
@@ -96,7 +97,7 @@ def baseline(game: BattleGame, seed: int, config: dict, ticks: int) -> float:
     return time.process_time() - t0
 
 
-def run(name: str, config: dict, matches: int) -> Split:
+def run(name: str, config: dict[str, Any], matches: int) -> Split:
     game = BattleGame()
     split = Split()
     for i in range(matches):

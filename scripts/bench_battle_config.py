@@ -27,7 +27,12 @@ from shared.games.registry import get_game
 
 GAME = get_game("battle")
 SAMPLE_TURNS = 25
-FULL_SIGHT = {"obstacle_density": 0.0, "sensor_range": 200.0, "fov_deg": 360.0, "history_length": 64}
+FULL_SIGHT: dict[str, Any] = {
+    "obstacle_density": 0.0,
+    "sensor_range": 200.0,
+    "fov_deg": 360.0,
+    "history_length": 64,
+}
 """Every unit sees every other: perception and observations at their costliest."""
 BIG_ARENA = {"units_per_player": 20, "map_width": 120.0, "map_height": 80.0, **FULL_SIGHT}
 

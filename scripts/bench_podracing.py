@@ -77,7 +77,8 @@ class _StepTimer:
 
     def time(self, step: Callable[[], None]) -> None:
         if self.cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+            end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
             start.record()
             step()
             end.record()
@@ -88,7 +89,8 @@ class _StepTimer:
             self.seconds += time.perf_counter() - started
 
     def total(self) -> float:
-        return self.seconds + sum(start.elapsed_time(end) for start, end in self._events) / 1000.0
+        events_ms: float = sum(start.elapsed_time(end) for start, end in self._events)
+        return self.seconds + events_ms / 1000.0
 
 
 def bench_torch(

@@ -159,7 +159,7 @@ def redis_url() -> Iterator[str]:
     client.flushdb()
 
 
-@pytest.fixture()
+@pytest.fixture
 def db_session(database_url: str):  # type: ignore[no-untyped-def]
     from shared.db.session import get_sessionmaker
 
@@ -237,7 +237,7 @@ class ManagedProcess:
         self._log.close()
 
 
-@pytest.fixture()
+@pytest.fixture
 def spawn() -> Iterator[Callable[..., ManagedProcess]]:
     """Start real processes that are torn down after the test, whatever happens."""
     started: list[ManagedProcess] = []

@@ -41,23 +41,35 @@ def errors(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
     if "maxLength" in schema and len(value) > schema["maxLength"]:
         found.append(f"{path}: longer than {schema['maxLength']}")
     if isinstance(value, dict):
-        properties = schema.get("properties", {})
-        for key in schema.get("required", []):
-            if key not in value:
-                found.append(f"{path}: missing {key}")
-        for key, item in value.items():
-            if key in properties:
-                found.extend(errors(item, properties[key], f"{path}.{key}"))
-            elif isinstance(schema.get("additionalProperties"), dict):
-                found.extend(errors(item, schema["additionalProperties"], f"{path}.{key}"))
-            elif schema.get("additionalProperties") is False:
-                found.append(f"{path}: unexpected {key}")
+        found.extend(_object_errors(value, schema, path))
     if isinstance(value, list):
-        if "minItems" in schema and len(value) < schema["minItems"]:
-            found.append(f"{path}: fewer than {schema['minItems']} items")
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            found.append(f"{path}: more than {schema['maxItems']} items")
-        if "items" in schema:
-            for index, item in enumerate(value):
-                found.extend(errors(item, schema["items"], f"{path}[{index}]"))
+        found.extend(_array_errors(value, schema, path))
+    return found
+
+
+def _object_errors(value: dict[str, Any], schema: dict[str, Any], path: str) -> list[str]:
+    found: list[str] = []
+    properties = schema.get("properties", {})
+    for key in schema.get("required", []):
+        if key not in value:
+            found.append(f"{path}: missing {key}")
+    for key, item in value.items():
+        if key in properties:
+            found.extend(errors(item, properties[key], f"{path}.{key}"))
+        elif isinstance(schema.get("additionalProperties"), dict):
+            found.extend(errors(item, schema["additionalProperties"], f"{path}.{key}"))
+        elif schema.get("additionalProperties") is False:
+            found.append(f"{path}: unexpected {key}")
+    return found
+
+
+def _array_errors(value: list[Any], schema: dict[str, Any], path: str) -> list[str]:
+    found: list[str] = []
+    if "minItems" in schema and len(value) < schema["minItems"]:
+        found.append(f"{path}: fewer than {schema['minItems']} items")
+    if "maxItems" in schema and len(value) > schema["maxItems"]:
+        found.append(f"{path}: more than {schema['maxItems']} items")
+    if "items" in schema:
+        for index, item in enumerate(value):
+            found.extend(errors(item, schema["items"], f"{path}[{index}]"))
     return found

@@ -162,11 +162,14 @@ def test_unreachable_names_the_dependency(error: BaseException, expected: Depend
     assert unreachable(error) is expected
 
 
-def test_unreachable_looks_at_what_an_error_was_raised_from() -> None:
+def _load_match_while_the_database_is_down() -> None:
     try:
-        try:
-            raise database_down()
-        except sa_exc.OperationalError as outage:
-            raise RuntimeError("cannot load the match") from outage
-    except RuntimeError as wrapped:
-        assert unreachable(wrapped) is Dependency.DATABASE
+        raise database_down()
+    except sa_exc.OperationalError as outage:
+        raise RuntimeError("cannot load the match") from outage
+
+
+def test_unreachable_looks_at_what_an_error_was_raised_from() -> None:
+    with pytest.raises(RuntimeError, match="cannot load the match") as wrapped:
+        _load_match_while_the_database_is_down()
+    assert unreachable(wrapped.value) is Dependency.DATABASE

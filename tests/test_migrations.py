@@ -18,7 +18,7 @@ from shared.db.models import Base
 from tests.conftest import _pg_available, create_database, drop_database, migrate
 
 
-@pytest.fixture()
+@pytest.fixture
 def fresh_url() -> Iterator[str]:
     if not _pg_available():
         pytest.fail("PostgreSQL is not reachable; start it (see README) and retry")

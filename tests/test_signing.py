@@ -134,9 +134,9 @@ def test_a_signer_with_previous_secrets_signs_for_each() -> None:
     "bad", ["plain", "whsec_not base64!", "whsec_" + base64.b64encode(b"short").decode()]
 )
 def test_malformed_secrets_are_rejected(bad: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^bot secret "):
         Signer(bad)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^bot secret "):
         Signer(generate_secret(), bad)
 
 
@@ -201,7 +201,7 @@ def documented_block(first_line: str) -> str:
     raise AssertionError(f"docs/protocol.md has no code block starting with {first_line!r}")
 
 
-@pytest.fixture()
+@pytest.fixture
 def sdk_bot() -> Iterator[tuple[str, str, list[Any]]]:
     """A real SDK bot on loopback (it verifies with shared.protocol.signing): URL, secret, what it saw."""
     secret, seen = generate_secret(), []

@@ -37,6 +37,21 @@ LOCAL_USER = "local"
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:
     """The run's EvolutionConfig as JSON, from the options (validated by the model)."""
+    config: dict[str, Any] = {
+        "llm": _llm_settings(args),
+        "limits": _limit_settings(args),
+        "evaluation": _evaluation_settings(args),
+        "search": _search_settings(args),
+        "seeds": [_read(path) for path in args.seed or []],
+    }
+    if args.random_seed is not None:
+        config["random_seed"] = args.random_seed
+    if args.chunk_seconds is not None:
+        config["chunk_seconds"] = args.chunk_seconds
+    return config
+
+
+def _llm_settings(args: argparse.Namespace) -> dict[str, Any]:
     llm: dict[str, Any] = {}
     if args.llm_endpoint:
         if args.llm_base_url:
@@ -58,6 +73,10 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
             "--llm-model and --root-model need --llm-base-url or --llm-endpoint (without either the "
             "built-in operator runs)"
         )
+    return llm
+
+
+def _limit_settings(args: argparse.Namespace) -> dict[str, Any]:
     limits: dict[str, Any] = {
         "max_generations": args.generations,
         "max_children_per_generation": args.children,
@@ -66,6 +85,10 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         limits["max_cost_usd"] = args.budget_usd
     if args.max_minutes is not None:
         limits["max_wall_s"] = args.max_minutes * 60
+    return limits
+
+
+def _evaluation_settings(args: argparse.Namespace) -> dict[str, Any]:
     evaluation: dict[str, Any] = {}
     if args.quick is not None:
         evaluation["quick_matches"] = args.quick
@@ -83,6 +106,10 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
     if args.rematch:
         evaluation["rematch"] = True
         evaluation.setdefault("match_seeds", "generation")
+    return evaluation
+
+
+def _search_settings(args: argparse.Namespace) -> dict[str, Any]:
     search: dict[str, Any] = {}
     if args.islands is not None:
         search["islands"] = args.islands
@@ -92,19 +119,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         search["parent_selection"] = args.selection
     if args.constants_table is not None:
         search["constants_table"] = args.constants_table
-    seeds = [_read(path) for path in args.seed or []]
-    config: dict[str, Any] = {
-        "llm": llm,
-        "limits": limits,
-        "evaluation": evaluation,
-        "search": search,
-        "seeds": seeds,
-    }
-    if args.random_seed is not None:
-        config["random_seed"] = args.random_seed
-    if args.chunk_seconds is not None:
-        config["chunk_seconds"] = args.chunk_seconds
-    return config
+    return search
 
 
 def _read(path_text: str) -> str:
@@ -405,7 +420,8 @@ def _summary(run_id: uuid.UUID, job_id: uuid.UUID, out: Path) -> int:
     with session_scope() as session:
         run = session.get(EvolutionRun, run_id)
         job = session.get(Job, job_id)
-        assert run is not None and job is not None
+        assert run is not None
+        assert job is not None
         best = session.get(EvolutionProgram, run.best_program_id) if run.best_program_id else None
         print(
             f"\nrun {run.id}: {job.status}"

@@ -50,7 +50,8 @@ async def _health(spec: BotSpec, connection: Any, settings: Settings) -> None:
 
 
 async def _open_http(spec: BotSpec, settings: Settings, opened: OpenedBots) -> None:
-    assert spec.endpoint is not None and spec.secret is not None
+    assert spec.endpoint is not None
+    assert spec.secret is not None
     try:
         connection = await HttpBotConnection.open(spec.endpoint, spec.secret, settings)
     except BotEndpointError as exc:

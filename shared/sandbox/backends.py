@@ -373,7 +373,7 @@ class SandboxedBot:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def start(self) -> bool:
+    def start(self) -> bool:  # noqa: C901 - one launch sequence; a failing step unwinds the steps before it
         """Start the sandbox and wait until it serves; True if ready. Never raises for bot faults."""
         if self._res.proc is not None:
             raise SandboxError("already started; use restart()")

@@ -15,7 +15,7 @@ from shared.states import UserRole
 from tests.gateway.conftest import admin, bot_server, client, make_user  # noqa: F401  (fixtures)
 
 
-@pytest.fixture()
+@pytest.fixture
 def new_user(db_session: Session) -> Callable[..., User]:
     """Users committed in the test database, in the test's session."""
 

@@ -48,7 +48,7 @@ def bots_worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
         process.stop()
 
 
-@pytest.fixture()
+@pytest.fixture
 def carol(make_user: Callable[..., Account]) -> Account:
     return make_user("carol")
 

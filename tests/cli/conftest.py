@@ -59,7 +59,8 @@ def assert_one_line_error(run: CliRun, *expected: str) -> str:
     assert run.returncode != 0, run.stdout
     lines = run.stderr.splitlines()
     assert len(lines) == 1, run.stderr
-    assert "Traceback" not in run.stderr and "Traceback" not in run.stdout
+    assert "Traceback" not in run.stderr
+    assert "Traceback" not in run.stdout
     assert lines[0].startswith("arena"), lines[0]
     for text in expected:
         assert text in lines[0], lines[0]

@@ -30,9 +30,11 @@ def test_an_offline_run_writes_its_run_directory(tmp_path: Path, database_url: s
     generations = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("generation ")]
     assert generations == ["0", "1"], done.stdout  # each generation once, when it closes
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["status"] == "finished" and summary["game"] == "battle"
+    assert summary["status"] == "finished"
+    assert summary["game"] == "battle"
     search = json.loads((out / "config.json").read_text())["search"]
-    assert search["parent_selection"] == "fitness" and search["constants_table"] == 40
+    assert search["parent_selection"] == "fitness"
+    assert search["constants_table"] == 40
     assert (out / "evolution_log.jsonl").read_text().strip()
     assert (out / "root_llm_log.jsonl").read_text().strip()
     codes = sorted(out.glob("generations/gen_*/programs/p*/code.py"))
@@ -53,7 +55,8 @@ def test_ctrl_c_stops_after_the_step_and_resume_goes_on(tmp_path: Path, database
     process.send_signal(signal.SIGINT)
     stopped = finish_cli(process, timeout=200)
     assert stopped.returncode == 0, stopped.stderr + stopped.stdout
-    assert "stopped" in stopped.stdout and "--resume" in stopped.stdout
+    assert "stopped" in stopped.stdout
+    assert "--resume" in stopped.stdout
     run_id = stopped.stdout.split("--resume ")[1].split()[0]
     resumed = run_cli("evolve", "battle", "--resume", run_id, "--out", str(out), cwd=tmp_path, timeout=300)
     assert resumed.returncode == 0, resumed.stderr + resumed.stdout

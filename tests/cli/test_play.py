@@ -55,7 +55,8 @@ def test_podracing_builtin_against_a_hosted_file(tmp_path: Path) -> None:
         assert row in run.stdout
     assert "podracing_decide.py" in run.stdout
     replay = load(tmp_path / "replay-podracing-11.json")
-    assert replay["seed"] == 11 and replay["config"] == json.loads(PODRACING_CONFIG)
+    assert replay["seed"] == 11
+    assert replay["config"] == json.loads(PODRACING_CONFIG)
     assert len(replay["turns"]) == replay["result"]["turns"] > 0
     assert_resimulates(replay)
 
@@ -79,7 +80,8 @@ def test_podracing_codingame_script_against_an_http_bot(
         env={"ARENA_BOT_SECRET": bot.secret, **LOOPBACK_ONLY},
     )
     assert run.returncode == 0, run.stderr
-    assert "codingame:podracing_codingame.py" in run.stdout and bot.url in run.stdout
+    assert "codingame:podracing_codingame.py" in run.stdout
+    assert bot.url in run.stdout
     replay = load(tmp_path / "out" / "race.json.gz")
     assert (tmp_path / "out" / "race.json.gz").read_bytes()[:2] == b"\x1f\x8b"
     # The script and the HTTP bot both answered every turn (no default actions played).
@@ -102,12 +104,15 @@ def test_battle_hosted_file_against_a_builtin_as_json(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
-    assert result["game"] == "battle" and result["seed"] == 13
+    assert result["game"] == "battle"
+    assert result["seed"] == 13
     assert [p["bot"] for p in result["players"]] == ["battle_decide.py", "builtin:sniper"]
     assert {"kills", "deaths", "units_alive"} <= set(result["players"][0]["metrics"])
-    assert result["players"][0]["errors"] == 0 and result["players"][0]["timeouts"] == 0
+    assert result["players"][0]["errors"] == 0
+    assert result["players"][0]["timeouts"] == 0
     replay = load(tmp_path / result["replay"])
-    assert replay["frames"][0]["units"] and len(replay["frames"]) > len(replay["turns"])
+    assert replay["frames"][0]["units"]
+    assert len(replay["frames"]) > len(replay["turns"])
     assert_resimulates(replay)
 
 
@@ -167,7 +172,8 @@ def test_the_console_script_is_installed(tmp_path: Path) -> None:
     assert arena is not None
     done = subprocess.run([arena, "play", "--help"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "builtin:NAME" in done.stdout and "codingame:FILE" in done.stdout
+    assert "builtin:NAME" in done.stdout
+    assert "codingame:FILE" in done.stdout
 
 
 @pytest.mark.slow

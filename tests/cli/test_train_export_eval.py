@@ -53,14 +53,16 @@ def test_train_stop_resume_export_and_eval(
     process.send_signal(signal.SIGINT)
     run = finish_cli(process, timeout=60)
     assert run.returncode == 130, run.stderr
-    assert "Traceback" not in run.stderr and "stopping after this iteration" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert "stopping after this iteration" in run.stderr
     for name in ("steps", "stage solo", "sps", "win runner", "blocker", "cp/100t", "entropy"):
         assert name in progress[0], progress[0]
     assert re.search(r"^it\s+2\s+steps\s+512\b", progress[1]), progress[1]
     stopped = re.search(r"interrupted: iteration (\d+), ([\d,]+) steps", run.stdout)
     assert stopped, run.stdout
     iteration, steps = int(stopped[1]), int(stopped[2].replace(",", ""))
-    assert iteration >= 2 and steps == 256 * iteration
+    assert iteration >= 2
+    assert steps == 256 * iteration
     folder = tmp_path / "run"
     names = sorted(p.name for p in folder.iterdir())
     assert names == [f"ckpt-{i:06d}.pt" for i in range(1, iteration + 1)] + ["latest.pt", "metrics.jsonl"], (
@@ -89,7 +91,8 @@ def test_train_stop_resume_export_and_eval(
     assert main(["export", "run/latest.pt", "--out", "bots/bot.py"]) == 0
     assert main(["export", "run/latest.pt", "--out", "cg.py", "--codingame"]) == 0
     out = capsys.readouterr().out
-    assert "wrote bots/bot.py: a hosted bot (decide)" in out and "wrote cg.py: a CodinGame script" in out
+    assert "wrote bots/bot.py: a hosted bot (decide)" in out
+    assert "wrote cg.py: a CodinGame script" in out
     assert f"iteration {iteration + 1}" in (tmp_path / "bots" / "bot.py").read_text(encoding="utf-8")
 
     evaluation = run_cli(
@@ -121,9 +124,11 @@ def test_train_stop_resume_export_and_eval(
     )  # fmt: skip
     assert as_json.returncode == 0, as_json.stderr
     result = json.loads(as_json.stdout)
-    assert result["bot"] == "codingame:cg.py" and result["opponent"] == "builtin:blocker"
+    assert result["bot"] == "codingame:cg.py"
+    assert result["opponent"] == "builtin:blocker"
     assert result["races"] == result["wins"] + result["losses"] + result["draws"] == 2
-    assert result["bot_failed_turns"] == 0 and result["bot_ms_per_decide"] > 0
+    assert result["bot_failed_turns"] == 0
+    assert result["bot_ms_per_decide"] > 0
     assert 0.0 <= result["interval_95"][0] <= result["win_rate"] <= result["interval_95"][1] <= 1.0
 
 

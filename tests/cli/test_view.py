@@ -58,8 +58,10 @@ def test_view_serves_the_viewer_and_the_replay(tmp_path: Path) -> None:
     try:
         url, _ = wait_for_url(process)
         page = httpx.get(url, timeout=10)
-        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
-        assert "data-viewer-canvas" in page.text and "/replay.json" in page.text
+        assert page.status_code == 200
+        assert "text/html" in page.headers["content-type"]
+        assert "data-viewer-canvas" in page.text
+        assert "/replay.json" in page.text
         served = httpx.get(url + "replay.json", timeout=10)
         assert served.status_code == 200
         assert served.json() == json.loads(gzip.decompress(path.read_bytes()))

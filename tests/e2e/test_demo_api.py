@@ -69,7 +69,7 @@ def _serve(port: int) -> FakeGateway:
     return server
 
 
-@pytest.fixture()
+@pytest.fixture
 def gateway() -> Iterator[FakeGateway]:
     server = _serve(free_port())
     yield server

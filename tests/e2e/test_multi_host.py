@@ -187,7 +187,7 @@ def _start_database(cluster: Cluster) -> None:
     migrate(cluster.database_url)
 
 
-@pytest.fixture()
+@pytest.fixture
 def cluster() -> Iterator[Cluster]:
     _require_namespaces()
     try:

@@ -47,7 +47,8 @@ def settings(**overrides: object) -> Settings:
 def test_internal_and_malformed_endpoints_are_refused_with_the_reason(url: str, reason: str) -> None:
     with pytest.raises(LlmEndpointRefused) as refused:
         check_llm_endpoint(settings(), url)
-    assert refused.value.message.startswith("llm.base_url") and reason in refused.value.message
+    assert refused.value.message.startswith("llm.base_url")
+    assert reason in refused.value.message
 
 
 def test_public_endpoints_allowed_hosts_and_development_mode_pass() -> None:

@@ -44,5 +44,5 @@ def test_an_endpoint_has_its_key_or_its_key_file_and_never_the_environment(
     assert llm_api_key(LlmEndpoint(base_url=URL, api_key_file=key_file)) == "sk-file"
     key_file.write_text("\n")
     assert llm_api_key(LlmEndpoint(base_url=URL, api_key_file=key_file)) is None
-    with pytest.raises(OSError):
+    with pytest.raises(FileNotFoundError):
         llm_api_key(LlmEndpoint(base_url=URL, api_key_file=tmp_path / "missing"))

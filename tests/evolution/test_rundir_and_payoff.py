@@ -89,23 +89,27 @@ def test_a_dominated_opponent_gets_no_weight() -> None:
 
 def test_solver_edge_cases() -> None:
     one = solve_meta_game([[0.2]])
-    assert one.row_mixture == [1.0] and one.column_mixture == [1.0] and one.value == pytest.approx(0.2)
+    assert one.row_mixture == [1.0]
+    assert one.column_mixture == [1.0]
+    assert one.value == pytest.approx(0.2)
     assert solve_meta_game([[0.0, 0.0], [0.0, 0.0]]).gap == pytest.approx(0.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="needs at least one row and one column"):
         solve_meta_game([])
     empty = nash_average(PayoffTable())
-    assert empty.mixture == {} and empty.fitness == {}
+    assert empty.mixture == {}
+    assert empty.fitness == {}
     # Programs without records, malformed records and empty ones are left out.
     table = payoff_table(
         [("x", {}), ("y", {"per_opponent": {"o": "bad", "q": record(0, 0, 0)}}), ("z", None)]
     )
-    assert table.programs == [] and table.opponents == []
+    assert table.programs == []
+    assert table.opponents == []
 
 
 # --------------------------------------------------------------------------- run directory
 
 
-@pytest.fixture()
+@pytest.fixture
 def seeded_run(db_session: Session) -> Any:
     owner = User(name=f"rundir-{uuid.uuid4().hex[:8]}", role=UserRole.USER)
     db_session.add(owner)
@@ -138,15 +142,18 @@ def test_write_run_directory(db_session: Session, seeded_run: Any, tmp_path: Pat
     )
     assert read_json(root / "config.json") == stored.model_dump(mode="json")
     summary = read_json(root / "summary.json")
-    assert summary["status"] == "queued" and summary["generations"] == 3
-    assert summary["best_program"] == "p2" and summary["best_fitness"] == 0.7
+    assert summary["status"] == "queued"
+    assert summary["generations"] == 3
+    assert summary["best_program"] == "p2"
+    assert summary["best_fitness"] == 0.7
     assert summary["spend"] == {"usd": 0.014, "tokens": 4680, "llm_calls": 3}
     assert summary["termination_reason"] == "max generations"
 
     log = [json.loads(line) for line in (root / "evolution_log.jsonl").read_text().splitlines()]
     assert len(log) == len(seeded.events)
     assert set(log[0]) == {"timestamp", "event", "generation", "data"}
-    assert log[1]["event"] == "root_decision" and log[1]["data"]["reasoning"].startswith("Start by")
+    assert log[1]["event"] == "root_decision"
+    assert log[1]["data"]["reasoning"].startswith("Start by")
     root_log = [json.loads(line) for line in (root / "root_llm_log.jsonl").read_text().splitlines()]
     kinds = [line["event"] for line in root_log]
     assert "run_started" not in kinds
@@ -159,26 +166,34 @@ def test_write_run_directory(db_session: Session, seeded_run: Any, tmp_path: Pat
         "llm_call",
     } == set(kinds)
     call = next(line for line in root_log if line["event"] == "llm_call")
-    assert call["data"]["prompt_tokens"] == 1200 and call["data"]["cost_usd"] == 0.004
-    assert call["data"]["latency_ms"] == 900.0 and call["data"]["status"] == "ok"
+    assert call["data"]["prompt_tokens"] == 1200
+    assert call["data"]["cost_usd"] == 0.004
+    assert call["data"]["latency_ms"] == 900.0
+    assert call["data"]["status"] == "ok"
 
     gen1 = root / "generations" / "gen_001"
     gsum = read_json(gen1 / "generation_summary.json")
-    assert (
-        gsum["selected"] == ["p2"] and gsum["reasoning"] == "p2 boosts well" and gsum["stats"]["best"] == 0.7
-    )
+    assert gsum["selected"] == ["p2"]
+    assert gsum["reasoning"] == "p2 boosts well"
+    assert gsum["stats"]["best"] == 0.7
     p2 = gen1 / "programs" / "p00002"
     assert (p2 / "code.py").read_text() == CHILD_CODE
     metrics = read_json(p2 / "metrics.json")
-    assert metrics["fitness"] == 0.7 and metrics["cell"] == [3, 2] and metrics["stage"] == "tournament"
+    assert metrics["fitness"] == 0.7
+    assert metrics["cell"] == [3, 2]
+    assert metrics["stage"] == "tournament"
     assert metrics["descriptors"] == {"aggression": 0.7, "accuracy": 0.45}
-    assert metrics["feedback"] == {"summary": "wins races"} and "per_opponent" in metrics["metrics"]
+    assert metrics["feedback"] == {"summary": "wins races"}
+    assert "per_opponent" in metrics["metrics"]
     meta = read_json(p2 / "metadata.json")
-    assert meta["id"] == str(seeded.ids["p2"]) and meta["generation"] == 1 and meta["island"] == 0
-    assert (
-        meta["origin"] == "diff" and meta["status"] == "evaluated" and meta["focus"] == "boost on straights"
-    )
-    assert meta["explanation"] == "boost when aligned" and meta["created_at"]
+    assert meta["id"] == str(seeded.ids["p2"])
+    assert meta["generation"] == 1
+    assert meta["island"] == 0
+    assert meta["origin"] == "diff"
+    assert meta["status"] == "evaluated"
+    assert meta["focus"] == "boost on straights"
+    assert meta["explanation"] == "boost when aligned"
+    assert meta["created_at"]
     parent = read_json(p2 / "parent_info.json")
     assert parent == {"parent": "p1", "parent_fitness": 0.4, "inspirations": ["p1"], "diff": CHILD_DIFF}
     assert read_json(root / "generations/gen_000/programs/p00001/parent_info.json")["parent"] is None
@@ -186,14 +201,15 @@ def test_write_run_directory(db_session: Session, seeded_run: Any, tmp_path: Pat
     calls = sorted(p.name for p in (gen1 / "llm_calls").iterdir())
     assert calls == ["g1_child_p2_a.json", "g1_child_p4.json"]
     child = read_json(gen1 / "llm_calls" / "g1_child_p2_a.json")
-    assert (
-        child["prompt"][0]["content"] == "you write podracing bots" and child["answer"] == "<<<SEARCH ... >>>"
-    )
-    assert child["prompt_tokens"] == 3000 and child["cost_usd"] == 0.01
+    assert child["prompt"][0]["content"] == "you write podracing bots"
+    assert child["answer"] == "<<<SEARCH ... >>>"
+    assert child["prompt_tokens"] == 3000
+    assert child["cost_usd"] == 0.01
     assert not (root / "generations/gen_000/llm_calls").exists()  # the root's call is in the root log
 
     best = (root / "best_bot.py").read_text()
-    assert best.endswith(CHILD_CODE) and best.startswith("# Evolved by Arena")
+    assert best.endswith(CHILD_CODE)
+    assert best.startswith("# Evolved by Arena")
     compile(best, "best_bot.py", "exec")
     for path in root.rglob("*"):
         if path.is_file():
@@ -209,11 +225,13 @@ def test_run_archive(db_session: Session, seeded_run: Any) -> None:
         names = tar.getnames()
         assert all(name == top or name.startswith(top + "/") for name in names)
         code = tar.extractfile(f"{top}/generations/gen_001/programs/p00002/code.py")
-        assert code is not None and code.read().decode() == CHILD_CODE
+        assert code is not None
+        assert code.read().decode() == CHILD_CODE
         for member in tar.getmembers():
             if member.isfile():
                 handle = tar.extractfile(member)
-                assert handle is not None and LLM_KEY.encode() not in handle.read()
+                assert handle is not None
+                assert LLM_KEY.encode() not in handle.read()
 
 
 def test_sanitise() -> None:
@@ -243,7 +261,8 @@ def test_a_few_games_against_the_hardest_opponent_do_not_decide_the_nash_fitness
     ]
     table = payoff_table(rows)
     raw = nash_average(table, prior_games=0)
-    assert raw.mixture["hard"] > 0.95 and raw.fitness["young"] == pytest.approx(0.0, abs=0.01)
+    assert raw.mixture["hard"] > 0.95
+    assert raw.fitness["young"] == pytest.approx(0.0, abs=0.01)
     shrunk = nash_average(table)
     # Its two games move it from its overall 0.75 toward 0, not all the way.
     assert 0.3 < shrunk.fitness["young"] < 0.75
@@ -254,4 +273,5 @@ def test_a_few_games_against_the_hardest_opponent_do_not_decide_the_nash_fitness
     gap = payoff_table(
         [("a", {"per_opponent": {"x": record(3, 0, 1)}}), ("b", {"per_opponent": {"y": record(1, 0, 1)}})]
     )
-    assert gap.estimates()[0] == [0.75, 0.75] and gap.matrix()[0] == [0.75, 0.5]
+    assert gap.estimates()[0] == [0.75, 0.75]
+    assert gap.matrix()[0] == [0.75, 0.5]

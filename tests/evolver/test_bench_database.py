@@ -50,7 +50,8 @@ def test_drop_database_removes_it_even_with_an_open_connection_and_ignores_a_mis
 def test_the_bench_database_is_migrated_for_the_block_and_dropped_after() -> None:
     with bench_database("arena_test_bench") as url:
         name = make_url(url).database
-        assert name is not None and name.startswith("arena_test_bench_")
+        assert name is not None
+        assert name.startswith("arena_test_bench_")
         assert get_settings().database_url == url
         with get_engine().connect() as conn:  # the platform's own engine, migrated to head
             assert conn.execute(text("SELECT count(*) FROM evolution_runs")).scalar_one() == 0

@@ -19,7 +19,7 @@ from tests.evolver.engine_support import config, make_run, run_row
 pytestmark = pytest.mark.usefixtures("database_url")
 
 
-@pytest.fixture()
+@pytest.fixture
 def books() -> Iterator[Bookkeeping]:
     run_id, _ = make_run(config())
     ctx = run_store.load_context(run_id)

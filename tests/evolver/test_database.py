@@ -37,7 +37,9 @@ def test_the_grid_keeps_the_best_program_of_each_cell() -> None:
     grid = elites([a, b, c, failed])
     assert grid == {(1, 1): b, (3, 0): c}
     filled = occupancy([a, b, c], bins=5, islands=2)
-    assert filled["cells_filled"] == 2 and filled["cells_total"] == 25 and filled["islands_filled"] == 1
+    assert filled["cells_filled"] == 2
+    assert filled["cells_total"] == 25
+    assert filled["islands_filled"] == 1
 
 
 def test_migration_moves_each_islands_best_to_the_next_one_once() -> None:
@@ -60,7 +62,9 @@ def test_exploitation_prefers_the_selection_and_nash_fitness_exploration_draws_f
     picks = [sample(progs, Islands(2), 0, [], rng, exploration_ratio=0.0, inspirations=1) for _ in range(200)]
     counts = {p.parent.name: 0 for p in picks if p is not None}
     for p in picks:
-        assert p is not None and p.how == "exploitation" and p.parent.island == 0
+        assert p is not None
+        assert p.how == "exploitation"
+        assert p.parent.island == 0
         counts[p.parent.name] += 1
     assert counts["p1"] > counts["p0"], "Nash fitness outranks a high plain fitness"
     by_fitness = [
@@ -92,7 +96,8 @@ def test_exploitation_prefers_the_selection_and_nash_fitness_exploration_draws_f
     }
     assert explored == {"p0", "p1", "p2"}, "exploration reaches every elite, any island"
     draw = sample(progs, Islands(2), 0, [], random.Random(1), exploration_ratio=0.0, inspirations=2)
-    assert draw is not None and all(i.id != draw.parent.id for i in draw.inspirations)
+    assert draw is not None
+    assert all(i.id != draw.parent.id for i in draw.inspirations)
     assert (
         sample(
             [prog(0, None, status=ProgramStatus.PENDING)],
@@ -116,7 +121,9 @@ def test_statistics_and_trends_count_generations_without_improvement() -> None:
         prog(4, None, generation=2, status=ProgramStatus.REJECTED),
     ]
     stats = generation_stats(progs, 1, islands=2)
-    assert stats["best"] == 0.5 and stats["median"] == 0.45 and stats["islands"]["1"]["best"] == 0.5
+    assert stats["best"] == 0.5
+    assert stats["median"] == 0.45
+    assert stats["islands"]["1"]["best"] == 0.5
     assert generation_stats(progs, 2, islands=2)["rejected"] == 1
     trend = trends(progs, 3)
     assert [r["running_best"] for r in trend["generations"]] == [0.3, 0.5, 0.5, 0.5]

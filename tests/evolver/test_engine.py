@@ -40,7 +40,7 @@ from tests.evolver.engine_support import (
 pytestmark = pytest.mark.usefixtures("database_url")
 
 
-@pytest.fixture()
+@pytest.fixture
 def stub() -> Iterator[LlmStub]:
     server = LlmStub()
     yield server
@@ -67,10 +67,12 @@ def test_the_built_in_operator_runs_a_whole_evolution_without_any_llm() -> None:
     run = run_row(run_id)
     rows = programs(run_id)
     seed = rows[0]
-    assert seed.origin == ProgramOrigin.SEED and seed.status == ProgramStatus.EVALUATED
+    assert seed.origin == ProgramOrigin.SEED
+    assert seed.status == ProgramStatus.EVALUATED
     children = [p for p in rows if p.origin != ProgramOrigin.SEED]
     assert len(children) >= 4
-    assert run.best_fitness is not None and seed.fitness is not None
+    assert run.best_fitness is not None
+    assert seed.fitness is not None
     # Every program plays the same four 12-second matches (common random numbers), so a higher
     # fitness is a better program on them, not easier matches. The run is deterministic for a given
     # random_seed (sampling, mutations and matches derive from it, never from timings); with seed
@@ -80,18 +82,25 @@ def test_the_built_in_operator_runs_a_whole_evolution_without_any_llm() -> None:
     assert len({(p.cell_x, p.cell_y) for p in evaluated}) > 1, "the MAP-Elites grid fills more than one cell"
     assert len({p.island for p in evaluated}) > 1, "more than one island holds programs"
     assert len({p.code_hash for p in rows}) == len(rows), "no code stored twice"
-    assert run.termination_reason and "generation" in run.termination_reason
+    assert run.termination_reason
+    assert "generation" in run.termination_reason
     assert {"spawn_child", "evaluate_program", "advance_generation", "terminate"} <= set(tools_called(run_id))
-    assert run.spent_usd == 0.0 and all(c.cost_usd == 0.0 for c in calls(run_id))
+    assert run.spent_usd == 0.0
+    assert all(c.cost_usd == 0.0 for c in calls(run_id))
     # Every generation of the finished run is closed with its figures, the last one too (it
     # selects nothing: no generation follows), and none is opened after it.
     generations = [generation_store.generation_row(run_id, n) for n in range(run.generation + 2)]
-    assert generations[-1] is None and run.generation == 2
+    assert generations[-1] is None
+    assert run.generation == 2
     for row in generations[:-1]:
-        assert row is not None and row.closed_at is not None, row
-        assert row.stats["generation"] == row.number and row.stats["evaluated"] > 0
+        assert row is not None, row
+        assert row.closed_at is not None, row
+        assert row.stats["generation"] == row.number
+        assert row.stats["evaluated"] > 0
     last = generations[-2]
-    assert last is not None and last.selected_ids == [] and last.stats["leader"] is not None
+    assert last is not None
+    assert last.selected_ids == []
+    assert last.stats["leader"] is not None
     assert last.reasoning == f"the run ended: {run.termination_reason}"
 
 
@@ -117,9 +126,11 @@ def test_the_llm_path_through_the_openai_client_spawns_advances_modifies_and_ter
     for tool in ("spawn_child", "evaluate_program", "advance_generation", "modify_parameters", "terminate"):
         assert tool in called, tool
     run = run_row(run_id)
-    assert run.parameters["exploration_ratio"] == 0.9 and run.parameters["quick_matches"] == 1
+    assert run.parameters["exploration_ratio"] == 0.9
+    assert run.parameters["quick_matches"] == 1
     changed = events(run_id, EvolutionEventKind.PARAMETERS_CHANGED)
-    assert changed and changed[0].data["changes"]["exploration_ratio"]["to"] == 0.9
+    assert changed
+    assert changed[0].data["changes"]["exploration_ratio"]["to"] == 0.9
     recorded = calls(run_id)
     assert len(recorded) == stub.count(), "every request that reached the server is recorded once"
     assert {c.role for c in recorded} == {"root", "child"}
@@ -139,7 +150,9 @@ def test_the_llm_path_through_the_openai_client_spawns_advances_modifies_and_ter
         if parent.parent_id is None:
             continue
         heading = f"{PARENT_CHANGE_HEADING} p{parent.seq} from {by_id[parent.parent_id]}"
-        assert heading in prompt and parent.diff and parent.diff.rstrip() in prompt
+        assert heading in prompt
+        assert parent.diff
+        assert parent.diff.rstrip() in prompt
         shown += 1
     assert shown, "some child was asked to change a child"
     # The prompt lists recent evaluated programs with the values of the parent's named constants.
@@ -154,10 +167,12 @@ def test_the_llm_path_through_the_openai_client_spawns_advances_modifies_and_ter
         assert names == list(named_constants(parent.code))
         listed = [line.split()[0] for line in table.splitlines() if line.startswith("p")]
         scored = parse_table(table)
-        assert listed and len(scored) == len(listed)
+        assert listed
+        assert len(scored) == len(listed)
         for name, row in zip(listed, scored, strict=True):
             program = rows[name]
-            assert program.status == ProgramStatus.EVALUATED and row.matches > 0
+            assert program.status == ProgramStatus.EVALUATED
+            assert row.matches > 0
             assert dict(row.constants) == {
                 key: value for key, value in named_constants(program.code).items() if key in names
             }
@@ -185,10 +200,13 @@ def test_a_child_diff_that_does_not_apply_is_retried_with_the_error_then_rewritt
     child_requests = [r for r in stub.requests if not is_root(r)]
     assert len(child_requests) == 3, "first answer, one retry with the error, then the rewrite"
     retry = child_requests[1]["messages"][-1]["content"]
-    assert RETRY_HEADING in retry and "did not apply" in retry and "this line is not in the program" in retry
+    assert RETRY_HEADING in retry
+    assert "did not apply" in retry
+    assert "this line is not in the program" in retry
     assert "complete new program" in child_requests[2]["messages"][-1]["content"]
     (child,) = [p for p in programs(run_id) if p.origin != ProgramOrigin.SEED]
-    assert child.origin == ProgramOrigin.REWRITE and child.status in (
+    assert child.origin == ProgramOrigin.REWRITE
+    assert child.status in (
         ProgramStatus.EVALUATED,
         ProgramStatus.FAILED,
     )
@@ -213,9 +231,12 @@ def test_rate_limits_are_retried_and_a_timed_out_call_costs_only_itself(stub: Ll
     )
     assert drive(job_id) == JobStatus.FINISHED
     recorded = {c.key: c for c in calls(run_id)}
-    assert recorded["root:0"].status == LlmCallStatus.OK and recorded["root:0"].attempts == 2
+    assert recorded["root:0"].status == LlmCallStatus.OK
+    assert recorded["root:0"].attempts == 2
     failed = [c for c in recorded.values() if c.status == LlmCallStatus.FAILED]
-    assert len(failed) == 1 and failed[0].failure == "timeout" and failed[0].attempts == 2
+    assert len(failed) == 1
+    assert failed[0].failure == "timeout"
+    assert failed[0].attempts == 2
     rows = programs(run_id)
     assert any(p.status == ProgramStatus.REJECTED and "failed" in (p.error or "") for p in rows)
     assert any(p.origin != ProgramOrigin.SEED and p.status != ProgramStatus.REJECTED for p in rows), (
@@ -234,7 +255,8 @@ def test_the_money_cap_stops_new_calls_and_ends_the_run(stub: LlmStub) -> None:
     )
     assert drive(job_id) == JobStatus.FINISHED
     run = run_row(run_id)
-    assert run.termination_reason is not None and "budget exhausted" in run.termination_reason
+    assert run.termination_reason is not None
+    assert "budget exhausted" in run.termination_reason
     recorded = calls(run_id)
     assert run.spent_usd == pytest.approx(sum(c.cost_usd for c in recorded))
     assert 0 < run.spent_usd <= cap
@@ -260,7 +282,8 @@ def test_a_root_that_answers_without_tools_or_fails_is_replaced_by_the_built_in_
     assert drive(job_id) == JobStatus.FINISHED
     fallbacks = events(run_id, EvolutionEventKind.FALLBACK)
     whys = " ".join(str(e.data.get("why")) for e in fallbacks)
-    assert "without a tool call" in whys and "failed" in whys
+    assert "without a tool call" in whys
+    assert "failed" in whys
     assert events(run_id, EvolutionEventKind.LLM_FAILURE)
     assert events(run_id, EvolutionEventKind.TERMINATED)
 
@@ -285,7 +308,8 @@ def test_identical_programs_are_never_stored_or_evaluated_twice(stub: LlmStub) -
         for e in events(run_id, EvolutionEventKind.TOOL_RESULT)
         if e.data["tool"] == "spawn_child"
     ]
-    assert notes and all(n["ok"] and "identical to p0" in n["result"]["note"] for n in notes)
+    assert notes
+    assert all(n["ok"] and "identical to p0" in n["result"]["note"] for n in notes)
 
 
 @pytest.mark.slow
@@ -315,5 +339,6 @@ def test_the_python_tool_runs_analysis_in_the_sandbox_over_a_snapshot(stub: LlmS
     ]
     assert len(outputs) == 3
     assert outputs[0].startswith("1 p0 ['descriptors', 'fitness', 'generation', 'id', 'island'"), outputs[0]
-    assert "static gate refused" in outputs[1] and "os" in outputs[1]
+    assert "static gate refused" in outputs[1]
+    assert "os" in outputs[1]
     assert "failed" in outputs[2] or "timed out" in outputs[2].lower(), outputs[2]

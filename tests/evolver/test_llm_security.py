@@ -372,7 +372,8 @@ def test_a_redirect_is_not_followed_and_its_target_is_never_shown(
         assert stub.requests, "the run asked its model server"
         assert internal.requests == [], "the redirect's target was never asked"
         recorded = calls(run_id)
-        assert recorded and all("redirect" in (c.error or "") for c in recorded), [c.error for c in recorded]
+        assert recorded, [c.error for c in recorded]
+        assert all("redirect" in (c.error or "") for c in recorded), [c.error for c in recorded]
         assert INTERNAL_SECRET not in call_log_text(run_id)
         assert internal.url not in call_log_text(run_id)
     finally:
@@ -393,7 +394,8 @@ def test_the_worker_connects_to_the_address_it_checked(
     run_id, job_id = start(settings, cfg, api_key=USER_KEY)
     assert wait_at_rest(job_id, worker) == JobStatus.FINISHED
     assert elsewhere.requests == [], "the system resolver's answer was never used"
-    assert checked.authorizations and set(checked.authorizations) == {f"Bearer {USER_KEY}"}
+    assert checked.authorizations
+    assert set(checked.authorizations) == {f"Bearer {USER_KEY}"}
     assert len(calls(run_id)) == len(checked.requests)
 
 
@@ -423,7 +425,9 @@ def test_nul_and_lone_surrogates_in_an_answer_are_recorded_and_paid_once(
         keys = [c.key for c in recorded]
         assert len(keys) == len(set(keys)) == len(stub.requests), "each call made once and recorded once"
         first = next(c for c in recorded if c.key == "root:0")
-        assert first.answer is not None and "\x00" not in first.answer and "a\ufffdb" in first.answer
+        assert first.answer is not None
+        assert "\x00" not in first.answer
+        assert "a\ufffdb" in first.answer
         assert "\\u0000" not in json.dumps(first.tool_calls)
         assert run_row(run_id).spent_usd == pytest.approx(sum(c.cost_usd for c in recorded))
         assert all(c.cost_usd > 0 for c in recorded)

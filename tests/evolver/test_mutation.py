@@ -102,7 +102,8 @@ def test_constant_mutation_keeps_types_and_skips_structure() -> None:
             and isinstance(node.value, ast.Constant)
         }
         assert isinstance(values["RANGE"], float)
-        assert isinstance(values["STEPS"], int) and values["STEPS"] > 0
+        assert isinstance(values["STEPS"], int)
+        assert values["STEPS"] > 0
         # Indices, len() comparisons and fractions of pi are structure, never tuned.
         assert "items[0]" in mutation.source
         assert "len(items) == 2" in mutation.source
@@ -168,7 +169,8 @@ def test_crossover_recombines_several_named_constants_at_once() -> None:
         assert all(assigned[name] == ours[name] for name in assigned if name not in taken)
         assert 1 <= len(taken) < 4
         subsets.add(taken)
-    assert any(len(subset) >= 2 for subset in subsets) and len(subsets) >= 6
+    assert any(len(subset) >= 2 for subset in subsets)
+    assert len(subsets) >= 6
 
 
 def test_crossover_skips_functions_that_need_missing_names() -> None:
@@ -256,10 +258,12 @@ def test_several_mutations_in_a_row_are_one_change_whose_blocks_apply() -> None:
     steps = []
     for seed in range(30):
         result = mutate_several(source, random.Random(seed))
-        assert result.source != source and apply_blocks(source, result.blocks) == result.source
+        assert result.source != source
+        assert apply_blocks(source, result.blocks) == result.source
         assert mutate_several(source, random.Random(seed)) == result, "deterministic"
         steps.append(result.description.count("; ") + 1)
-    assert min(steps) == 1 and max(steps) >= 2, steps
+    assert min(steps) == 1, steps
+    assert max(steps) >= 2, steps
 
 
 def test_named_constants_take_log_normal_steps_far_enough_to_leave_a_plateau() -> None:
@@ -279,13 +283,16 @@ def test_named_constants_take_log_normal_steps_far_enough_to_leave_a_plateau() -
             and isinstance(node.value, ast.Constant)
         }
         if values["RANGE"] != 8.0:
-            assert isinstance(values["RANGE"], float) and values["RANGE"] > 0
+            assert isinstance(values["RANGE"], float)
+            assert values["RANGE"] > 0
             ratios.append(values["RANGE"] / 8.0)
         if values["STEPS"] != 3:
-            assert isinstance(values["STEPS"], int) and values["STEPS"] > 0
+            assert isinstance(values["STEPS"], int)
+            assert values["STEPS"] > 0
             int_moves.add(values["STEPS"] - 3)
     assert len(ratios) >= 50
-    assert max(ratios) > 2.0 and min(ratios) < 0.5, (min(ratios), max(ratios))
+    assert max(ratios) > 2.0, (min(ratios), max(ratios))
+    assert min(ratios) < 0.5, (min(ratios), max(ratios))
     assert 0.6 < sorted(ratios)[len(ratios) // 2] < 1.6, "most steps stay near the old value"
     assert any(abs(move) > 1 for move in int_moves), int_moves
 

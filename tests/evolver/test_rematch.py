@@ -67,7 +67,8 @@ def test_kept_parents_replay_each_generation_and_are_judged_on_all_their_matches
         for number in range(3)
         if (row := generation_store.generation_row(run_id, number)) is not None and row.closed_at is not None
     ]
-    assert len(recorded) >= 2 and all(made <= number for number, made in recorded)
+    assert len(recorded) >= 2
+    assert all(made <= number for number, made in recorded)
     assert generation_store.field_leader_generations(run_id) == [made for _, made in recorded]
     rematched = 0
     for number in (1, 2):
@@ -103,7 +104,8 @@ def test_kept_parents_replay_each_generation_and_are_judged_on_all_their_matches
         assert r.metrics["matches"] >= FINAL_MIN_MATCHES or len(played) == FINAL_MAX_ROUNDS
     assert len([x for x in leaders[0].metrics["rounds"] if x.startswith("final")]) == FINAL_MAX_ROUNDS
     leader = leaders[0]
-    assert run.best_program_id == leader.id and run.best_fitness == leader.fitness
+    assert run.best_program_id == leader.id
+    assert run.best_fitness == leader.fitness
     assert run.best_program_id in {r.id for r in finals}
     # Every evaluated program's stored Nash fitness is the one of the run's payoff table.
     nash = nash_average(payoff_table((f"p{r.seq}", r.metrics) for r in evaluated)).fitness
@@ -182,10 +184,14 @@ def test_a_rematch_that_sinks_the_best_hands_the_lead_on_and_promotes_the_new_le
         run_id, lucky, "g1", sunk, round_generation=1, promotion_threshold=0.6
     )
     run = run_row(run_id)
-    assert run.best_program_id == steady and run.best_fitness == 0.7
+    assert run.best_program_id == steady
+    assert run.best_fitness == 0.7
     steady_row = program_store.program(steady)
-    assert steady_row is not None and steady_row.promoted_version_id is not None
+    assert steady_row is not None
+    assert steady_row.promoted_version_id is not None
     assert saved == evaluation_store.Saved(True, steady_row.promoted_version_id, steady_row.seq)
     lucky_row = program_store.program(lucky)
-    assert lucky_row is not None and lucky_row.fitness == 0.4
-    assert lucky_row.metrics["rounds"] == ["g0", "g1"] and lucky_row.metrics["round"] == 1
+    assert lucky_row is not None
+    assert lucky_row.fitness == 0.4
+    assert lucky_row.metrics["rounds"] == ["g0", "g1"]
+    assert lucky_row.metrics["round"] == 1

@@ -65,7 +65,8 @@ def test_the_table_round_trips_and_is_cut_from_its_oldest_rows() -> None:
     many = [TableRow(f"p{i}", 0.5, 9, {"RANGE": float(i + 1)}) for i in range(3_000)]
     cut = render_table(["RANGE"], many)
     assert len(cut) <= MAX_TABLE_CHARS
-    assert cut.splitlines()[-1].startswith("p2999 ") and "\np0 " not in cut
+    assert cut.splitlines()[-1].startswith("p2999 ")
+    assert "\np0 " not in cut
 
 
 def _synthetic(centre: dict[str, float], count: int, slopes: dict[str, float], seed: int) -> list[Scored]:
@@ -91,11 +92,15 @@ def test_the_fit_recovers_which_way_each_constant_should_move() -> None:
     model = Surrogate.fit(centre, rows)
     assert model is not None
     slopes = dict(zip(model.names, model.slopes, strict=True))
-    assert slopes["A"] > 0.05 and slopes["B"] < -0.04
-    assert abs(slopes["C"]) < 0.03 and abs(slopes["D"]) < 0.03
+    assert slopes["A"] > 0.05
+    assert slopes["B"] < -0.04
+    assert abs(slopes["C"]) < 0.03
+    assert abs(slopes["D"]) < 0.03
     better = model.predict({**centre, "A": 20.0, "B": 1.0})
     worse = model.predict({**centre, "A": 5.0, "B": 4.0})
-    assert better is not None and worse is not None and better > 0.57 > 0.43 > worse  # truth: 0.625 and 0.375
+    assert better is not None
+    assert worse is not None
+    assert better > 0.57 > 0.43 > worse  # truth: 0.625 and 0.375
     assert model.predict({**centre, "C": 1.5}) is None, "the other sign is outside the model"
     assert Surrogate.fit(centre, rows[:5]) is None, "too few rows for even the slopes"
 
@@ -117,7 +122,8 @@ def test_optimism_favours_a_direction_no_program_has_tried() -> None:
     rows = [Scored({**row.constants, "U": 4.0}, row.fitness, row.matches) for row in rows]
     plain = Surrogate.fit(centre, rows)
     optimistic = Surrogate.fit(centre, rows, optimism=1.0)
-    assert plain is not None and optimistic is not None
+    assert plain is not None
+    assert optimistic is not None
     along_b, along_u = {**centre, "B": 3.0}, {**centre, "U": 6.0}
     assert plain.predict(along_b) == pytest.approx(plain.predict(along_u), abs=0.01)
     assert plain.upper(along_u, 1.0) == plain.predict(along_u), "no covariance without optimism"
@@ -170,4 +176,5 @@ def test_the_built_in_child_follows_the_table() -> None:
         return ups / moved
 
     screened, blind = share_up(with_table=True), share_up(with_table=False)
-    assert screened >= 0.85 and screened >= blind + 0.2, (screened, blind)
+    assert screened >= 0.85, (screened, blind)
+    assert screened >= blind + 0.2, (screened, blind)

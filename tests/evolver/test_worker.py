@@ -73,7 +73,7 @@ def wait_for(check: Callable[[], bool], what: str, *workers: ManagedProcess, tim
     raise AssertionError(f"{what}: not within {timeout}s\n{logs}")
 
 
-@pytest.fixture()
+@pytest.fixture
 def slow_stub() -> Iterator[LlmStub]:
     server = LlmStub(delay_s=0.4)
     yield server
@@ -123,7 +123,8 @@ def test_a_killed_worker_is_replaced_and_nothing_is_paid_stored_or_evaluated_twi
             rescue.stop()
     recorded = calls(run_id)
     keys = [c.key for c in recorded]
-    assert len(keys) == len(set(keys)) and before <= set(keys)
+    assert len(keys) == len(set(keys))
+    assert before <= set(keys)
     run_after = run_row(run_id)
     assert run_after.spent_usd == pytest.approx(sum(c.cost_usd for c in recorded))
     assert run_after.spent_usd >= spent_before
@@ -155,10 +156,13 @@ def test_a_promoted_program_is_a_hosted_bot_that_plays_a_ladder_match(
     best = next(p for p in programs(run_id) if p.id == run.best_program_id)
     with session_scope() as session:
         bot = session.get(Bot, run.bot_id)
-        assert bot is not None and bot.owner_id == owner and bot.origin == BotOrigin.EVOLVER
+        assert bot is not None
+        assert bot.owner_id == owner
+        assert bot.origin == BotOrigin.EVOLVER
         assert bot.status == BotStatus.ACTIVE
         version = session.get(BotVersion, bot.current_version_id)
-        assert version is not None and version.source == best.code
+        assert version is not None
+        assert version.source == best.code
         assert best.promoted_version_id == version.id
         rival = session.scalars(
             select(Bot).where(Bot.game == "battle", Bot.status == BotStatus.ACTIVE, Bot.id != bot.id)
@@ -194,7 +198,8 @@ def test_a_promoted_program_is_a_hosted_bot_that_plays_a_ladder_match(
         worker.stop()
     assert played.status == MatchStatus.FINISHED, played.error
     seat = next(p for p in played.participants if p.bot_id == run.bot_id)
-    assert seat.bot_version_id == best.promoted_version_id and not seat.forfeited
+    assert seat.bot_version_id == best.promoted_version_id
+    assert not seat.forfeited
 
 
 @pytest.mark.slow
@@ -238,17 +243,22 @@ def test_the_tournament_plays_the_live_fleet_on_the_matches_queue_unrated(
     finally:
         worker.stop()
     rows = [p for p in programs(run_id) if p.status == "evaluated"]
-    assert rows and all(len(p.tournament_matches) == 2 for p in rows)
+    assert rows
+    assert all(len(p.tournament_matches) == 2 for p in rows)
     with session_scope() as session:
         run = session.get(EvolutionRun, run_id)
-        assert run is not None and run.candidate_bot_id is not None
+        assert run is not None
+        assert run.candidate_bot_id is not None
         candidate = session.get(Bot, run.candidate_bot_id)
-        assert candidate is not None and candidate.status == BotStatus.INACTIVE
+        assert candidate is not None
+        assert candidate.status == BotStatus.INACTIVE
         for program in rows:
             assert any(key.startswith("bot:") for key in program.metrics["per_opponent"]), "fleet results"
             for match_id in program.tournament_matches.values():
                 match = session.get(Match, uuid.UUID(match_id))
-                assert match is not None and match.kind == MatchKind.EVALUATION and not match.rated
+                assert match is not None
+                assert match.kind == MatchKind.EVALUATION
+                assert not match.rated
                 assert match.status == MatchStatus.FINISHED, match.error
                 seat = session.scalars(
                     select(MatchParticipant).where(

@@ -142,7 +142,8 @@ class OfflinePage:
 
     def open(self, path: str) -> Page:
         response = self.page.goto(self.base_url + path, wait_until="load")
-        assert response is not None and response.ok, f"{path}: {response and response.status}"
+        assert response is not None, f"{path}: {response and response.status}"
+        assert response.ok, f"{path}: {response and response.status}"
         return self.page
 
     def assert_stayed_offline(self) -> None:

@@ -83,12 +83,12 @@ def make_user(client: TestClient, admin: Account) -> Callable[..., Account]:
     return _make
 
 
-@pytest.fixture()
+@pytest.fixture
 def alice(make_user: Callable[..., Account]) -> Account:
     return make_user("alice")
 
 
-@pytest.fixture()
+@pytest.fixture
 def bob(make_user: Callable[..., Account]) -> Account:
     return make_user("bob")
 
@@ -131,7 +131,7 @@ def register_http_bot(client: TestClient, owner: Account, server: BotServer) -> 
     return answer.json()
 
 
-@pytest.fixture()
+@pytest.fixture
 def http_bot(client: TestClient, alice: Account, bot_server: BotServer) -> dict[str, Any]:
     """A registered, health-checked HTTP bot owned by alice (with its one-time secret)."""
     return register_http_bot(client, alice, bot_server)

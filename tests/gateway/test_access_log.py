@@ -60,7 +60,8 @@ def test_one_line_per_request_with_status_and_duration(
     handler.flush()
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2, lines
-    assert '"GET /ok/a?limit=5 HTTP/1.1" 201 ' in lines[0] and lines[0].endswith(" ms")
+    assert '"GET /ok/a?limit=5 HTTP/1.1" 201 ' in lines[0]
+    assert lines[0].endswith(" ms")
     assert '"GET /broken HTTP/1.1" 500 ' in lines[1]
 
 
@@ -72,7 +73,8 @@ def test_a_line_break_in_the_path_cannot_forge_a_line(
         client.get("/ok/x%0AINFO:%20forged")
     handler.flush()
     lines = stream.getvalue().splitlines()
-    assert len(lines) == 1 and "/ok/x%0AINFO%3A%20forged" in lines[0], lines
+    assert len(lines) == 1, lines
+    assert "/ok/x%0AINFO%3A%20forged" in lines[0], lines
 
 
 def test_lines_wait_for_the_batch_and_warnings_do_not(
@@ -133,6 +135,7 @@ def test_the_real_server_logs_each_request_once(client: TestClient) -> None:
         time.sleep(0.5)
         lines = [line for line in process.log().splitlines() if token in line]
         assert len(lines) == 1, lines
-        assert f'"GET /health?probe={token} HTTP/1.1" 200 ' in lines[0] and lines[0].endswith(" ms")
+        assert f'"GET /health?probe={token} HTTP/1.1" 200 ' in lines[0]
+        assert lines[0].endswith(" ms")
     finally:
         process.stop()

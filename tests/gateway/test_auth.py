@@ -27,7 +27,8 @@ def test_missing_and_bad_keys_are_401(client: TestClient) -> None:
 def test_admin_creates_users_and_users_cannot(client: TestClient, admin: Account, alice: Account) -> None:
     me = client.get("/api/v1/me", headers={"X-API-Key": alice.key})
     assert me.status_code == 200
-    assert me.json()["name"] == alice.name and me.json()["role"] == "user"
+    assert me.json()["name"] == alice.name
+    assert me.json()["role"] == "user"
     assert admin.name == "admin"
     denied = client.post("/api/v1/users", json={"name": unique("x")}, headers=alice.headers)
     assert denied.status_code == 403
@@ -52,7 +53,8 @@ def test_new_key_works_and_revoked_key_stops(client: TestClient, alice: Account)
     assert {k["name"] for k in listed} == {"default", "laptop"}
     assert all("api_key" not in k and "key_hash" not in k for k in listed)
     revoked = client.delete(f"/api/v1/me/api-keys/{created.json()['id']}", headers=alice.headers)
-    assert revoked.status_code == 200 and revoked.json()["revoked_at"] is not None
+    assert revoked.status_code == 200
+    assert revoked.json()["revoked_at"] is not None
     assert client.get("/api/v1/me", headers={"X-API-Key": new_key}).status_code == 401
     assert client.get("/api/v1/me", headers=alice.headers).status_code == 200
 
@@ -72,4 +74,5 @@ def test_api_keys_are_stored_hashed(client: TestClient, alice: Account, db_sessi
     stored = " ".join(str(getattr(row, c.key)) for c in ApiKey.__table__.columns)
     assert alice.key not in stored
     assert row.key_hash == hash_api_key(get_settings(), alice.key)
-    assert alice.key.startswith(row.prefix) and len(row.prefix) < len(alice.key) // 2
+    assert alice.key.startswith(row.prefix)
+    assert len(row.prefix) < len(alice.key) // 2

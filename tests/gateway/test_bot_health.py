@@ -69,7 +69,7 @@ class SdkServers:
             server.server_close()
 
 
-@pytest.fixture()
+@pytest.fixture
 def sdk_servers() -> Iterator[SdkServers]:
     servers = SdkServers()
     yield servers
@@ -132,9 +132,11 @@ def test_rotated_secret_keeps_working_during_the_grace_window(
 
     for _ in range(2):
         match = _play(worker, rotated, opponent)
-        assert match.status == "finished" and match.rated, match.error
+        assert match.status == "finished", match.error
+        assert match.rated, match.error
         for participant in match.participants:
-            assert not participant.forfeited and participant.errors == 0, participant.error_samples
+            assert not participant.forfeited, participant.error_samples
+            assert participant.errors == 0, participant.error_samples
             assert participant.mu_after is not None, "the match was not rated"
     assert _bot(client, alice, rotated)["health_failures"] == 0
 
@@ -156,7 +158,8 @@ def test_a_bot_failing_its_health_check_is_unrated_skipped_suspended_and_reactiv
         match = _play(worker, broken, opponent)
         assert match.status == "finished", match.error
         assert not match.rated
-        assert match.error is not None and broken["name"] in match.error
+        assert match.error is not None
+        assert broken["name"] in match.error
         assert "health check failed" in match.error
         assert all(p.mu_after is None for p in match.participants), "a failed health check was rated"
         owned = next(p for p in match.participants if str(p.bot_id) == broken["id"])
@@ -166,7 +169,8 @@ def test_a_bot_failing_its_health_check_is_unrated_skipped_suspended_and_reactiv
         view = _bot(client, alice, broken)
         assert view["rating"]["mu"] == default_mu, "rated forfeits moved mu"
         assert view["health_failures"] == failures
-        assert view["last_health_error"] and "health check" in view["last_health_error"]
+        assert view["last_health_error"]
+        assert "health check" in view["last_health_error"]
         if failures == 1:
             with session_scope() as session:
                 seated = {c.bot_id for c in ladder_candidates(session, "podracing", get_settings())}
@@ -180,7 +184,8 @@ def test_a_bot_failing_its_health_check_is_unrated_skipped_suspended_and_reactiv
     assert client.get(f"/api/v1/bots/{broken['id']}", headers=bob.headers).status_code == 403
     public = client.get("/api/v1/bots/public", params={"status": "suspended", "limit": 100}).json()
     listed = next(b for b in public["items"] if b["id"] == broken["id"])
-    assert "status_reason" not in listed and "endpoint" not in listed
+    assert "status_reason" not in listed
+    assert "endpoint" not in listed
     with pytest.raises(MatchRequestError, match="suspended"):
         queue_match([uuid.UUID(broken["id"]), uuid.UUID(opponent["id"])], send=False)
 
@@ -192,11 +197,15 @@ def test_a_bot_failing_its_health_check_is_unrated_skipped_suspended_and_reactiv
     )  # ... and reactivates
     assert back.status_code == 200, back.text
     view = back.json()
-    assert view["status"] == "active" and view["health_failures"] == 0
-    assert view["status_reason"] is None and view["suspended_at"] is None
+    assert view["status"] == "active"
+    assert view["health_failures"] == 0
+    assert view["status_reason"] is None
+    assert view["suspended_at"] is None
 
     match = _play(worker, broken, opponent)
-    assert match.status == "finished" and match.rated and match.error is None
+    assert match.status == "finished"
+    assert match.rated
+    assert match.error is None
     assert all(p.mu_after is not None for p in match.participants)
 
 
@@ -216,7 +225,8 @@ def test_a_failed_match_shows_no_endpoint_to_the_public(
 
     match = _play(worker, *bots)
     assert match.status == "failed"
-    assert match.error is not None and "no bot could be reached" in match.error
+    assert match.error is not None
+    assert "no bot could be reached" in match.error
     assert all(bot["name"] in match.error for bot in bots)
     texts = _public_texts(client, match.id, [{}, bob.headers])
     assert any(json.loads(t).get("error") == match.error for t in texts[:1])

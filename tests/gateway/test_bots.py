@@ -22,9 +22,11 @@ def test_register_http_bot_returns_secret_once_and_stores_it_encrypted(
     client: TestClient, alice: Account, http_bot: dict[str, Any], bot_server: BotServer, db_session
 ) -> None:  # type: ignore[no-untyped-def]
     assert http_bot["secret"] == bot_server.secret
-    assert http_bot["status"] == "active" and http_bot["kind"] == "http"
+    assert http_bot["status"] == "active"
+    assert http_bot["kind"] == "http"
     assert http_bot["current_version"] == 1
-    assert http_bot["rating"]["mu"] == 25.0 and http_bot["rating"]["matches_played"] == 0
+    assert http_bot["rating"]["mu"] == 25.0
+    assert http_bot["rating"]["matches_played"] == 0
     row = db_session.get(Bot, uuid.UUID(http_bot["id"]))
     assert bot_server.secret.encode() not in row.secret_encrypted
     assert bot_server.secret.split("_", 1)[1].encode() not in row.secret_encrypted
@@ -42,7 +44,9 @@ def test_register_http_bot_returns_secret_once_and_stores_it_encrypted(
         assert "secret" not in json.loads(text) if text.startswith("{") else True
     public = client.get("/api/v1/bots/public", params={"game": "podracing", "limit": 200}).json()
     mine = [b for b in public["items"] if b["id"] == http_bot["id"]]
-    assert mine and "endpoint" not in mine[0] and mine[0]["owner_name"] == alice.name
+    assert mine
+    assert "endpoint" not in mine[0]
+    assert mine[0]["owner_name"] == alice.name
 
 
 def test_registration_refuses_an_unreachable_endpoint(client: TestClient, alice: Account) -> None:
@@ -79,14 +83,18 @@ def test_registration_validates_game_endpoint_and_name(
 ) -> None:
     base = {"name": unique("v"), "game": "podracing", "endpoint": bot_server.url, "secret": bot_server.secret}
     unknown = client.post("/api/v1/bots", json={**base, "game": "chess"}, headers=alice.headers)
-    assert unknown.status_code == 422 and "unknown game 'chess'" in unknown.json()["detail"]
+    assert unknown.status_code == 422
+    assert "unknown game 'chess'" in unknown.json()["detail"]
     bad_url = client.post("/api/v1/bots", json={**base, "endpoint": "ftp://x"}, headers=alice.headers)
-    assert bad_url.status_code == 422 and bad_url.json()["errors"][0]["loc"] == "body.endpoint"
+    assert bad_url.status_code == 422
+    assert bad_url.json()["errors"][0]["loc"] == "body.endpoint"
     bad_secret = client.post("/api/v1/bots", json={**base, "secret": "hunter2"}, headers=alice.headers)
-    assert bad_secret.status_code == 422 and "whsec_" in bad_secret.json()["detail"]
+    assert bad_secret.status_code == 422
+    assert "whsec_" in bad_secret.json()["detail"]
     assert "hunter2" not in bad_secret.text
     taken = client.post("/api/v1/bots", json={**base, "name": http_bot["name"]}, headers=alice.headers)
-    assert taken.status_code == 409 and "already taken" in taken.json()["detail"]
+    assert taken.status_code == 409
+    assert "already taken" in taken.json()["detail"]
 
 
 def test_server_generated_secret_starts_inactive_until_health_checked(
@@ -96,11 +104,9 @@ def test_server_generated_secret_starts_inactive_until_health_checked(
     created = client.post("/api/v1/bots", json=body, headers=alice.headers)
     assert created.status_code == 201
     bot = created.json()
-    assert (
-        bot["status"] == "inactive"
-        and bot["secret"].startswith("whsec_")
-        and "reactivate" in bot["next_step"]
-    )
+    assert bot["status"] == "inactive"
+    assert bot["secret"].startswith("whsec_")
+    assert "reactivate" in bot["next_step"]
     # The running bot does not know the generated secret, so the check fails and it stays inactive.
     refused = client.post(f"/api/v1/bots/{bot['id']}/reactivate", headers=alice.headers)
     assert refused.status_code == 422
@@ -125,11 +131,13 @@ def test_owners_alone_touch_their_bots(
     assert all(b["id"] != bot_id for b in client.get("/api/v1/bots", headers=bob.headers).json()["items"])
     assert client.get(f"/api/v1/bots/{bot_id}", headers=alice.headers).json()["name"] == http_bot["name"]
     admin_view = client.get(f"/api/v1/bots/{bot_id}", headers=admin.headers)
-    assert admin_view.status_code == 200 and "secret" not in admin_view.json()
+    assert admin_view.status_code == 200
+    assert "secret" not in admin_view.json()
     admin_list = client.get("/api/v1/bots", params={"limit": 200}, headers=admin.headers).json()
     assert bot_id in {b["id"] for b in admin_list["items"]}
     stopped = client.post(f"/api/v1/bots/{bot_id}/deactivate", headers=admin.headers)
-    assert stopped.status_code == 200 and stopped.json()["status"] == "inactive"
+    assert stopped.status_code == 200
+    assert stopped.json()["status"] == "inactive"
     restarted = client.post(f"/api/v1/bots/{bot_id}/reactivate", headers=alice.headers)
     assert restarted.json()["status"] == "active"
     assert client.get(f"/api/v1/bots/{uuid.uuid4()}", headers=alice.headers).status_code == 404
@@ -140,16 +148,20 @@ def test_rotate_deactivate_reactivate_and_rename(
 ) -> None:  # type: ignore[no-untyped-def]
     bot_id = http_bot["id"]
     off = client.post(f"/api/v1/bots/{bot_id}/deactivate", headers=alice.headers)
-    assert off.status_code == 200 and off.json()["status"] == "inactive"
+    assert off.status_code == 200
+    assert off.json()["status"] == "inactive"
     on = client.post(f"/api/v1/bots/{bot_id}/reactivate", headers=alice.headers)
-    assert on.status_code == 200 and on.json()["status"] == "active"
+    assert on.status_code == 200
+    assert on.json()["status"] == "active"
     new_name = unique("renamed")
     renamed = client.patch(f"/api/v1/bots/{bot_id}", json={"name": new_name}, headers=alice.headers)
-    assert renamed.status_code == 200 and renamed.json()["name"] == new_name
+    assert renamed.status_code == 200
+    assert renamed.json()["name"] == new_name
     rotated = client.post(f"/api/v1/bots/{bot_id}/rotate-secret", headers=alice.headers)
     assert rotated.status_code == 200
     new_secret = rotated.json()["secret"]
-    assert new_secret.startswith("whsec_") and new_secret != bot_server.secret
+    assert new_secret.startswith("whsec_")
+    assert new_secret != bot_server.secret
     row = db_session.get(Bot, uuid.UUID(bot_id))
     db_session.refresh(row)
     assert decrypt_secret(get_settings(), row.secret_encrypted) == new_secret
@@ -161,9 +173,11 @@ def test_rotate_deactivate_reactivate_and_rename(
     moved = client.patch(
         f"/api/v1/bots/{bot_id}", json={"endpoint": f"http://127.0.0.1:{free_port()}"}, headers=alice.headers
     )
-    assert moved.status_code == 422 and "health check" in moved.json()["detail"]
+    assert moved.status_code == 422
+    assert "health check" in moved.json()["detail"]
     empty = client.patch(f"/api/v1/bots/{bot_id}", json={}, headers=alice.headers)
-    assert empty.status_code == 422 and "at least one" in empty.json()["detail"]
+    assert empty.status_code == 422
+    assert "at least one" in empty.json()["detail"]
 
 
 def test_hosted_bot_upload_versions_and_rating_reset(client: TestClient, alice: Account, db_session) -> None:  # type: ignore[no-untyped-def]
@@ -174,7 +188,9 @@ def test_hosted_bot_upload_versions_and_rating_reset(client: TestClient, alice: 
     )
     assert created.status_code == 201, created.text
     bot = created.json()
-    assert bot["kind"] == "hosted" and bot["endpoint"] is None and "secret" not in bot
+    assert bot["kind"] == "hosted"
+    assert bot["endpoint"] is None
+    assert "secret" not in bot
     bot_id = uuid.UUID(bot["id"])
     rating = db_session.get(Rating, bot_id)
     rating.mu, rating.sigma, rating.ordinal = 30.0, 1.0, 27.0
@@ -186,17 +202,22 @@ def test_hosted_bot_upload_versions_and_rating_reset(client: TestClient, alice: 
         headers=alice.headers,
     )
     assert v2.status_code == 201, v2.text
-    assert v2.json()["number"] == 2 and v2.json()["current"] and v2.json()["contract"] == "decide"
+    assert v2.json()["number"] == 2
+    assert v2.json()["current"]
+    assert v2.json()["contract"] == "decide"
     versions = client.get(f"/api/v1/bots/{bot_id}/versions", headers=alice.headers).json()
     assert [(v["number"], v["current"]) for v in versions] == [(1, False), (2, True)]
     one = client.get(f"/api/v1/bots/{bot_id}/versions/1", headers=alice.headers).json()
     assert one["source"] == DECIDE_SOURCE
     db_session.expire_all()
     rating = db_session.get(Rating, bot_id)
-    assert rating.mu == 30.0 and rating.sigma > 1.0 and rating.ordinal < 27.0
+    assert rating.mu == 30.0
+    assert rating.sigma > 1.0
+    assert rating.ordinal < 27.0
     row = db_session.get(Bot, bot_id)
     current = db_session.get(BotVersion, row.current_version_id)
-    assert current.number == 2 and current.notes == {"why": "test"}
+    assert current.number == 2
+    assert current.notes == {"why": "test"}
     assert client.get(f"/api/v1/bots/{bot_id}", headers=alice.headers).json()["current_version"] == 2
 
 
@@ -211,14 +232,16 @@ def test_hosted_gate_problems_come_back_with_line_numbers(client: TestClient, al
     body = answer.json()
     lines = sorted(p["line"] for p in body["errors"])
     assert lines == [1, 2, 5]
-    assert "line 1" in body["detail"] and "'os'" in body["detail"]
+    assert "line 1" in body["detail"]
+    assert "'os'" in body["detail"]
     assert all(b["name"] != "evil" for b in client.get("/api/v1/bots", headers=alice.headers).json()["items"])
     bad_contract = client.post(
         "/api/v1/bots/hosted",
         json={"name": unique("c"), "game": "podracing", "source": "x = 1\n", "contract": "java"},
         headers=alice.headers,
     )
-    assert bad_contract.status_code == 422 and bad_contract.json()["errors"][0]["loc"] == "body.contract"
+    assert bad_contract.status_code == 422
+    assert bad_contract.json()["errors"][0]["loc"] == "body.contract"
 
 
 def test_hosted_source_over_the_limit_is_413(client: TestClient, alice: Account) -> None:
@@ -230,14 +253,16 @@ def test_hosted_source_over_the_limit_is_413(client: TestClient, alice: Account)
         headers=alice.headers,
     )
     assert answer.status_code == 413
-    assert str(limit) in answer.json()["detail"] and "characters" in answer.json()["detail"]
+    assert str(limit) in answer.json()["detail"]
+    assert "characters" in answer.json()["detail"]
 
 
 def test_http_bots_take_no_code_uploads(client: TestClient, alice: Account, http_bot: dict[str, Any]) -> None:
     answer = client.post(
         f"/api/v1/bots/{http_bot['id']}/versions", json={"source": DECIDE_SOURCE}, headers=alice.headers
     )
-    assert answer.status_code == 409 and "hosted" in answer.json()["detail"]
+    assert answer.status_code == 409
+    assert "hosted" in answer.json()["detail"]
 
 
 def test_rows_are_what_the_api_says(

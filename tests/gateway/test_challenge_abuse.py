@@ -30,7 +30,8 @@ def test_rated_challenge_against_someone_elses_bot_is_refused(
     mine, theirs = register_http_bot(client, alice, bot_server), register_http_bot(client, bob, bot_server)
     answer = _challenge(client, alice, [mine, theirs], rated=True, seed=7, config={"laps": 1})
     assert answer.status_code == 403, answer.text
-    assert "unrated" in answer.json()["detail"] and "ladder" in answer.json()["detail"]
+    assert "unrated" in answer.json()["detail"]
+    assert "ladder" in answer.json()["detail"]
 
 
 def test_rated_challenge_between_your_own_bots_is_refused(
@@ -59,7 +60,8 @@ def test_a_challenge_is_unrated_by_default_and_the_victims_mu_does_not_move(
         assert answer.json()["rated"] is False
         assert run_match(uuid.UUID(answer.json()["id"])) == Outcome.FINISHED
         played = client.get(f"/api/v1/matches/{answer.json()['id']}").json()
-        assert played["status"] == "finished" and played["rated"] is False
+        assert played["status"] == "finished"
+        assert played["rated"] is False
         assert all(p["mu_after"] is None or p["mu_after"] == p["mu_before"] for p in played["participants"])
     assert _mu(client, bob, theirs) == before
 

@@ -44,7 +44,8 @@ def test_bots_challenge_and_leaderboard_commands(
     )  # fmt: skip
     assert registered.returncode == 0, registered.stderr
     http_bot = json.loads(registered.stdout)
-    assert http_bot["name"] == http_name and http_bot["status"] == "active"
+    assert http_bot["name"] == http_name
+    assert http_bot["status"] == "active"
     assert http_bot["secret"] == bot_server.secret
 
     hosted_name = unique("cli-hosted")
@@ -67,14 +68,16 @@ def test_bots_challenge_and_leaderboard_commands(
 
     listed = arena("bots", "list", "--game", "podracing")
     assert listed.returncode == 0, listed.stderr
-    assert http_name in listed.stdout and hosted_name in listed.stdout
+    assert http_name in listed.stdout
+    assert hosted_name in listed.stdout
     assert "2 of 2 bots" in listed.stdout
 
     challenged = arena(
         "challenge", "podracing", http_bot["id"], hosted_id, "--seed", "5", "--config", PODRACING_CONFIG
     )
     assert challenged.returncode == 0, challenged.stderr
-    assert "seed 5" in challenged.stdout and "status: queued" in challenged.stdout
+    assert "seed 5" in challenged.stdout
+    assert "status: queued" in challenged.stdout
     match_id = challenged.stdout.split()[1]
     assert f"watch: {gateway_url}/matches/{match_id}" in challenged.stdout
 
@@ -140,8 +143,10 @@ def test_challenge_takes_bot_names_and_prints_the_rating_change(
     assert done.returncode == 0, done.stderr
     assert "status: finished" in done.stdout, done.stdout
     rating = next(line for line in done.stdout.splitlines() if line.startswith("rating "))
-    assert "1.00 -> 5.00 (+4.00)" in rating and "1.00 -> 0.00 (-1.00)" in rating, done.stdout
-    assert "25.00 -> 27.50 (+2.50)" in done.stdout and "8.00 -> 7.50 (-0.50)" in done.stdout
+    assert "1.00 -> 5.00 (+4.00)" in rating, done.stdout
+    assert "1.00 -> 0.00 (-1.00)" in rating, done.stdout
+    assert "25.00 -> 27.50 (+2.50)" in done.stdout
+    assert "8.00 -> 7.50 (-0.50)" in done.stdout
     assert "as the leaderboard ranks bots" in done.stdout
 
 
@@ -175,7 +180,8 @@ def test_bots_deactivate_and_reactivate_by_name_for_their_owner_only(
     assert on.returncode == 0, on.stderr
     assert on.stdout.strip() == f"podracing bot '{name}' ({bot_id}): active; back on the ladder"
     by_id = run_cli("bots", "reactivate", bot_id, "--json", cwd=tmp_path, env=alice)
-    assert by_id.returncode == 0 and json.loads(by_id.stdout)["status"] == "active", by_id.stderr
+    assert by_id.returncode == 0, by_id.stderr
+    assert json.loads(by_id.stdout)["status"] == "active", by_id.stderr
 
     assert_one_line_error(
         run_cli("bots", "reactivate", bot_id, cwd=tmp_path, env=bob), "HTTP 403", "belongs to another user"
@@ -199,11 +205,13 @@ def test_an_admin_creates_an_account_whose_key_works(
     key = created.stdout.split("hand it over now): ")[1].split()[0]
     user_env = {"ARENA_URL": gateway_url, "ARENA_API_KEY": key}
     mine = run_cli("bots", "list", cwd=tmp_path, env=user_env)
-    assert mine.returncode == 0 and mine.stdout.strip() == "no bots", mine.stderr
+    assert mine.returncode == 0, mine.stderr
+    assert mine.stdout.strip() == "no bots", mine.stderr
     another = run_cli("keys", "create", "--name", "laptop", "--json", cwd=tmp_path, env=user_env)
     assert another.returncode == 0, another.stderr
     second = json.loads(another.stdout)
-    assert second["name"] == "laptop" and second["api_key"] != key
+    assert second["name"] == "laptop"
+    assert second["api_key"] != key
     assert (
         run_cli("bots", "list", cwd=tmp_path, env={**user_env, "ARENA_API_KEY": second["api_key"]}).returncode
         == 0
@@ -241,7 +249,8 @@ def test_evolve_submits_a_run_to_the_server(
         "--name", "from-the-cli", cwd=tmp_path, env=env,
     )  # fmt: skip
     assert submitted.returncode == 0, submitted.stderr
-    assert "submitted to" in submitted.stdout and "/evolution/" in submitted.stdout
+    assert "submitted to" in submitted.stdout
+    assert "/evolution/" in submitted.stdout
     run_id = submitted.stdout.split()[2]
     shown = run_cli("evolve", "battle", "--server", gateway_url, "--generations", "0", cwd=tmp_path, env=env)
     assert_one_line_error(shown, "HTTP 422", "max_generations")
@@ -250,4 +259,5 @@ def test_evolve_submits_a_run_to_the_server(
     detail = httpx.get(f"{gateway_url}/api/v1/evolution/runs/{run_id}", headers=user.headers, timeout=10)
     assert detail.status_code == 200, detail.text
     body = detail.json()
-    assert body["name"] == "from-the-cli" and body["config"]["limits"]["max_generations"] == 3
+    assert body["name"] == "from-the-cli"
+    assert body["config"]["limits"]["max_generations"] == 3

@@ -106,14 +106,17 @@ def test_validation_errors_name_the_fields(client: TestClient, alice: Account) -
     broken = client.post(
         "/api/v1/bots", content=b"{", headers={**alice.headers, "Content-Type": "application/json"}
     )
-    assert broken.status_code == 422 and "JSON" in broken.json()["detail"]
+    assert broken.status_code == 422
+    assert "JSON" in broken.json()["detail"]
 
 
 def test_unknown_routes_and_methods(client: TestClient, alice: Account) -> None:
     unknown = client.get("/api/v1/nothing-here")
-    assert unknown.status_code == 404 and "no such route" in unknown.json()["detail"]
+    assert unknown.status_code == 404
+    assert "no such route" in unknown.json()["detail"]
     wrong_method = client.put("/api/v1/games")
-    assert wrong_method.status_code == 405 and "PUT" in wrong_method.json()["detail"]
+    assert wrong_method.status_code == 405
+    assert "PUT" in wrong_method.json()["detail"]
     assert client.get("/api/v1/leaderboard/chess").status_code == 404
     assert client.get("/api/v1/games/chess").json()["detail"].startswith("unknown game 'chess'")
 
@@ -123,7 +126,8 @@ def test_oversize_bodies_are_413(client: TestClient, alice: Account) -> None:
     answer = client.post(
         "/api/v1/bots", content=huge, headers={**alice.headers, "Content-Type": "application/json"}
     )
-    assert answer.status_code == 413 and "exceeds the limit" in answer.json()["detail"]
+    assert answer.status_code == 413
+    assert "exceeds the limit" in answer.json()["detail"]
 
     def chunks():  # no Content-Length: the limit is enforced while streaming
         for _ in range(40):
@@ -136,7 +140,8 @@ def test_oversize_bodies_are_413(client: TestClient, alice: Account) -> None:
 def test_health_ready_and_metrics(client: TestClient) -> None:
     assert client.get("/health").json() == {"status": "ok"}
     ready = client.get("/ready")
-    assert ready.status_code == 200 and ready.json()["checks"] == {"database": "ok", "redis": "ok"}
+    assert ready.status_code == 200
+    assert ready.json()["checks"] == {"database": "ok", "redis": "ok"}
     client.get("/api/v1/games/podracing")
     raw_id = str(uuid.uuid4())
     client.get(f"/api/v1/matches/{raw_id}")
@@ -158,4 +163,6 @@ def test_health_ready_and_metrics(client: TestClient) -> None:
 
 def test_front_page_renders(client: TestClient) -> None:
     page = client.get("/")
-    assert page.status_code == 200 and "podracing leaderboard" in page.text and "/docs" in page.text
+    assert page.status_code == 200
+    assert "podracing leaderboard" in page.text
+    assert "/docs" in page.text

@@ -85,7 +85,8 @@ def _evaluation_match(run_id: uuid.UUID, opponent: uuid.UUID) -> uuid.UUID:
     replay = play_local(game, 7, [bots["runner"], bots["blocker"]])
     with session_scope() as session:
         match = session.get(Match, match_id)
-        assert match is not None and match.kind == MatchKind.EVALUATION
+        assert match is not None
+        assert match.kind == MatchKind.EVALUATION
         match.status, match.turns = MatchStatus.FINISHED, replay["result"]["turns"]
         for part, result in zip(match.participants, replay["result"]["players"], strict=True):
             part.rank, part.score = result["rank"], result["score"]
@@ -95,7 +96,7 @@ def _evaluation_match(run_id: uuid.UUID, opponent: uuid.UUID) -> uuid.UUID:
     return match_id
 
 
-@pytest.fixture()
+@pytest.fixture
 def evaluation(client: TestClient, alice: Account, bob: Account) -> Evaluation:
     """Alice's evolution run, with one finished evaluation match against bob's bot."""
     answer = client.post(
@@ -153,7 +154,8 @@ def test_only_the_runs_owner_and_admins_see_its_evaluation_match(
         assert detail.status_code == 200, detail.text
         assert detail.json()["kind"] == "evaluation"
         replay = client.get(f"{API}/matches/{match_id}/replay", headers=account.headers)
-        assert replay.status_code == 200 and replay.json()["seed"] == 7
+        assert replay.status_code == 200
+        assert replay.json()["seed"] == 7
         for params in ({}, {"kind": "evaluation"}, {"bot_id": evaluation.opponent["id"]}):
             assert match_id in _listed(client, account, **params), (account, params)
 
@@ -168,10 +170,12 @@ def test_the_viewer_page_front_page_and_bot_pages_leave_it_out(
         assert evaluation.candidate["name"] not in page.text
     for account in (alice, admin):
         page = client.get(f"/matches/{match_id}", headers=account.headers)
-        assert page.status_code == 200 and evaluation.candidate["name"] in page.text
+        assert page.status_code == 200
+        assert evaluation.candidate["name"] in page.text
 
     front = client.get("/")
-    assert front.status_code == 200 and match_id not in front.text
+    assert front.status_code == 200
+    assert match_id not in front.text
     page = client.get(f"/bots/{evaluation.opponent['id']}")
     assert page.status_code == 200
     assert match_id not in page.text
@@ -210,7 +214,8 @@ def test_its_live_socket_answers_its_owner_and_admins_only(
     assert refused == (4401, "invalid or revoked API key")
     for headers in (alice.headers, {"X-API-Key": alice.key}, admin.headers):
         opening = asyncio.run(_first_or_close(url, headers))
-        assert isinstance(opening, dict) and opening["type"] == "live.start", opening
+        assert isinstance(opening, dict), opening
+        assert opening["type"] == "live.start", opening
         assert opening["match_id"] == evaluation.match_id
 
 
@@ -239,7 +244,7 @@ def test_the_public_ticker_leaves_out_evaluation_matches(gateway_url: str) -> No
 # The migration links evaluation matches played before it to their runs, where that can be told.
 
 
-@pytest.fixture()
+@pytest.fixture
 def old_database() -> Iterator[str]:
     """A fresh database at the revision before evaluation matches named their run."""
     if not _pg_available():

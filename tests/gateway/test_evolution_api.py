@@ -329,14 +329,17 @@ def test_create_returns_the_run_without_its_key(client: TestClient, alice: Accou
     assert run["game"] == "podracing"
     assert run["has_api_key"] is True
     assert run["config"]["limits"]["max_generations"] == 3
-    assert run["max_cost_usd"] == 2.5 and run["max_generations"] == 3
+    assert run["max_cost_usd"] == 2.5
+    assert run["max_generations"] == 3
     assert run["parameters"]["exploration_ratio"] == 0.3
     assert LLM_KEY not in json.dumps(run)
     detail = client.get(f"{API}/{run['id']}", headers=alice.headers)
-    assert detail.status_code == 200 and LLM_KEY not in detail.text
+    assert detail.status_code == 200
+    assert LLM_KEY not in detail.text
     with session_scope() as session:
         row = session.get(EvolutionRun, uuid.UUID(run["id"]))
-        assert row is not None and row.api_key_encrypted is not None
+        assert row is not None
+        assert row.api_key_encrypted is not None
         assert LLM_KEY.encode() not in row.api_key_encrypted
         assert LLM_KEY not in json.dumps(row.config)
     plain = create_run(client, alice)
@@ -366,12 +369,14 @@ def test_invalid_configs_are_422_naming_the_field(client: TestClient, alice: Acc
     refuse({"config": {"evaluation": {"fitness_weights": {"win_rate": -1.0, "progress": 2}}}}, weights)
     refuse({"config": {"evaluation": {"fitness_weights": {"win_rate": 0.0}}}}, weights)
     bad = client.post(API, json={"name": "has space", "game": "podracing"}, headers=alice.headers)
-    assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == "body.name"
+    assert bad.status_code == 422
+    assert bad.json()["errors"][0]["loc"] == "body.name"
     # The key is never echoed, even in a refusal.
     answer = client.post(
         API, json={"name": unique("evo"), "game": "nope", "api_key": LLM_KEY}, headers=alice.headers
     )
-    assert answer.status_code == 422 and LLM_KEY not in answer.text
+    assert answer.status_code == 422
+    assert LLM_KEY not in answer.text
 
 
 def test_list_filters_by_status_and_pages(client: TestClient, make_user: Any) -> None:
@@ -379,7 +384,8 @@ def test_list_filters_by_status_and_pages(client: TestClient, make_user: Any) ->
     runs = [create_run(client, carol) for _ in range(3)]
     set_status(uuid.UUID(runs[0]["id"]), JobStatus.STOPPED)
     page = client.get(API, params={"limit": 2}, headers=carol.headers).json()
-    assert page["total"] == 3 and len(page["items"]) == 2
+    assert page["total"] == 3
+    assert len(page["items"]) == 2
     assert page["items"][0]["id"] == runs[2]["id"]
     stopped = client.get(API, params={"status": "stopped"}, headers=carol.headers).json()
     assert [r["id"] for r in stopped["items"]] == [runs[0]["id"]]
@@ -424,16 +430,19 @@ def test_stop_and_resume_follow_the_job_state(client: TestClient, alice: Account
     run = create_run(client, alice)
     base = f"{API}/{run['id']}"
     resumed = client.post(f"{base}/resume", headers=alice.headers)
-    assert resumed.status_code == 409 and "nothing to resume" in resumed.json()["detail"]
+    assert resumed.status_code == 409
+    assert "nothing to resume" in resumed.json()["detail"]
     stopped = client.post(f"{base}/stop", headers=alice.headers)
     assert stopped.status_code == 200, stopped.text
     assert stopped.json()["status"] == "stopped"
     again = client.post(f"{base}/resume", headers=alice.headers)
-    assert again.status_code == 200 and again.json()["status"] == "queued"
+    assert again.status_code == 200
+    assert again.json()["status"] == "queued"
     set_status(uuid.UUID(run["id"]), JobStatus.FINISHED)
     assert client.post(f"{base}/stop", headers=alice.headers).status_code == 409
     finished = client.post(f"{base}/resume", headers=alice.headers)
-    assert finished.status_code == 409 and "finished" in finished.json()["detail"]
+    assert finished.status_code == 409
+    assert "finished" in finished.json()["detail"]
 
 
 # --------------------------------------------------------------------------- reading a run
@@ -444,35 +453,47 @@ def test_detail_generations_and_programs(client: TestClient, alice: Account) -> 
     base = f"{API}/{run['id']}"
     seed_run(uuid.UUID(run["id"]))
     detail = client.get(base, headers=alice.headers).json()
-    assert detail["best_program"] == "p2" and detail["best_fitness"] == 0.7
-    assert detail["generation"] == 2 and detail["tokens"] == 4680 and detail["llm_calls"] == 3
-    assert detail["spent_usd"] == 0.014 and detail["elapsed_s"] == 321.0
+    assert detail["best_program"] == "p2"
+    assert detail["best_fitness"] == 0.7
+    assert detail["generation"] == 2
+    assert detail["tokens"] == 4680
+    assert detail["llm_calls"] == 3
+    assert detail["spent_usd"] == 0.014
+    assert detail["elapsed_s"] == 321.0
 
     gens = client.get(f"{base}/generations", headers=alice.headers).json()
     assert [g["number"] for g in gens] == [0, 1, 2]
-    assert gens[1]["selected"] == ["p2"] and gens[1]["reasoning"] == "p2 boosts well"
+    assert gens[1]["selected"] == ["p2"]
+    assert gens[1]["reasoning"] == "p2 boosts well"
     assert gens[1]["stats"]["islands"]["1"]["best"] == 0.55
 
     programs = client.get(f"{base}/programs", headers=alice.headers).json()
-    assert programs["total"] == 5 and [p["name"] for p in programs["items"]] == ["p1", "p2", "p3", "p4", "p5"]
+    assert programs["total"] == 5
+    assert [p["name"] for p in programs["items"]] == ["p1", "p2", "p3", "p4", "p5"]
     assert all("code" not in p for p in programs["items"])
     gen1 = client.get(f"{base}/programs", params={"generation": 1}, headers=alice.headers).json()
     assert [p["name"] for p in gen1["items"]] == ["p2", "p3", "p4"]
     failed = client.get(f"{base}/programs", params={"status": "failed"}, headers=alice.headers).json()
-    assert [p["name"] for p in failed["items"]] == ["p4"] and failed["items"][0][
-        "error"
-    ] == "crashed on turn 1"
+    assert [p["name"] for p in failed["items"]] == ["p4"]
+    assert failed["items"][0]["error"] == "crashed on turn 1"
 
     p2 = client.get(f"{base}/programs/p2", headers=alice.headers).json()
-    assert p2["code"] == CHILD_CODE and p2["diff"] == CHILD_DIFF
-    assert p2["parent"] == "p1" and p2["parent_fitness"] == 0.4
-    assert p2["children"] == ["p5"] and p2["inspirations"] == ["p1"]
-    assert p2["cell"] == [3, 2] and p2["feedback"] == {"summary": "wins races"}
+    assert p2["code"] == CHILD_CODE
+    assert p2["diff"] == CHILD_DIFF
+    assert p2["parent"] == "p1"
+    assert p2["parent_fitness"] == 0.4
+    assert p2["children"] == ["p5"]
+    assert p2["inspirations"] == ["p1"]
+    assert p2["cell"] == [3, 2]
+    assert p2["feedback"] == {"summary": "wins races"}
     assert p2["metrics"]["per_opponent"]["builtin:idle"]["wins"] == 4
     p1 = client.get(f"{base}/programs/1", headers=alice.headers).json()
-    assert p1["name"] == "p1" and p1["children"] == ["p2", "p3", "p4"] and p1["parent"] is None
+    assert p1["name"] == "p1"
+    assert p1["children"] == ["p2", "p3", "p4"]
+    assert p1["parent"] is None
     missing = client.get(f"{base}/programs/p99", headers=alice.headers)
-    assert missing.status_code == 404 and "no program p99" in missing.json()["detail"]
+    assert missing.status_code == 404
+    assert "no program p99" in missing.json()["detail"]
     for name in ("robots", "p\u00b2", "p" + "9" * 20, "-1"):
         assert client.get(f"{base}/programs/{name}", headers=alice.headers).status_code == 404, name
     assert client.get(f"{base}/programs/{'p' * 30}", headers=alice.headers).status_code == 422
@@ -485,17 +506,23 @@ def test_lineage_and_grid(client: TestClient, alice: Account) -> None:
     lineage = client.get(f"{base}/lineage", headers=alice.headers).json()
     nodes = {n["name"]: n for n in lineage["nodes"]}
     assert lineage["best"] == "p2"
-    assert nodes["p5"]["parent"] == "p2" and nodes["p1"]["parent"] is None
-    assert nodes["p3"]["island"] == 1 and nodes["p4"]["status"] == "failed"
+    assert nodes["p5"]["parent"] == "p2"
+    assert nodes["p1"]["parent"] is None
+    assert nodes["p3"]["island"] == 1
+    assert nodes["p4"]["status"] == "failed"
 
     grid = client.get(f"{base}/grid", headers=alice.headers).json()
-    assert grid["bins"] == 5 and grid["islands"] == 2
+    assert grid["bins"] == 5
+    assert grid["islands"] == 2
     assert grid["descriptors"] == ["aggression", "accuracy"]
     cells = {(c["x"], c["y"]): c for c in grid["cells"]}
     assert set(cells) == {(1, 2), (3, 2)}
-    assert cells[(3, 2)]["name"] == "p2" and cells[(3, 2)]["programs"] == 2
-    assert cells[(1, 2)]["name"] == "p1" and cells[(1, 2)]["fitness"] == 0.4
-    assert grid["occupancy"] == {"0": 2, "1": 1} and grid["cells_filled"] == 2
+    assert cells[(3, 2)]["name"] == "p2"
+    assert cells[(3, 2)]["programs"] == 2
+    assert cells[(1, 2)]["name"] == "p1"
+    assert cells[(1, 2)]["fitness"] == 0.4
+    assert grid["occupancy"] == {"0": 2, "1": 1}
+    assert grid["cells_filled"] == 2
 
 
 def test_calls_events_and_spend(client: TestClient, alice: Account) -> None:
@@ -509,19 +536,23 @@ def test_calls_events_and_spend(client: TestClient, alice: Account) -> None:
     assert {c["key"] for c in children["items"]} == {"g1:child:p2/a", "g1:child:p4"}
     assert client.get(f"{base}/calls", params={"role": "boss"}, headers=alice.headers).status_code == 422
     one = client.get(f"{base}/calls/{seeded.child_call}", headers=alice.headers).json()
-    assert one["prompt"][1]["content"].startswith("improve p1: ") and len(one["prompt"][1]["content"]) > 500
-    assert one["answer"] == "<<<SEARCH ... >>>" and one["prompt_tokens"] == 3000
+    assert one["prompt"][1]["content"].startswith("improve p1: ")
+    assert len(one["prompt"][1]["content"]) > 500
+    assert one["answer"] == "<<<SEARCH ... >>>"
+    assert one["prompt_tokens"] == 3000
     root = client.get(f"{base}/calls/{seeded.root_call}", headers=alice.headers).json()
     assert root["tool_call_list"][0]["name"] == "spawn_children"
     assert client.get(f"{base}/calls/{uuid.uuid4()}", headers=alice.headers).status_code == 404
 
     first = client.get(f"{base}/events", params={"limit": 4}, headers=alice.headers).json()
     assert [e["id"] for e in first["items"]] == seeded.events[:4]
-    assert first["items"][1]["kind"] == "root_decision" and first["status"] == "queued"
+    assert first["items"][1]["kind"] == "root_decision"
+    assert first["status"] == "queued"
     rest = client.get(f"{base}/events", params={"after": first["next_after"]}, headers=alice.headers).json()
     assert [e["id"] for e in rest["items"]] == seeded.events[4:]
     empty = client.get(f"{base}/events", params={"after": rest["next_after"]}, headers=alice.headers).json()
-    assert empty["items"] == [] and empty["next_after"] == rest["next_after"]
+    assert empty["items"] == []
+    assert empty["next_after"] == rest["next_after"]
     new_id = add_event(seeded.run_id, EvolutionEventKind.FALLBACK, 2, {"why": "late"})
     later = client.get(f"{base}/events", params={"after": rest["next_after"]}, headers=alice.headers).json()
     assert [e["id"] for e in later["items"]] == [new_id]
@@ -534,8 +565,10 @@ def test_calls_events_and_spend(client: TestClient, alice: Account) -> None:
     spend = client.get(f"{base}/spend", headers=alice.headers).json()
     lines = {(s["role"], s["model"]): s for s in spend["lines"]}
     assert lines[("root", "root-model")]["cost_usd"] == 0.004
-    assert lines[("child", "child-model")]["calls"] == 2 and lines[("child", "child-model")]["failed"] == 1
-    assert spend["budget_usd"] == 1.5 and spend["total_usd"] == 0.014
+    assert lines[("child", "child-model")]["calls"] == 2
+    assert lines[("child", "child-model")]["failed"] == 1
+    assert spend["budget_usd"] == 1.5
+    assert spend["total_usd"] == 0.014
 
 
 def test_payoff_table_with_nash_fitness(client: TestClient, alice: Account) -> None:
@@ -546,7 +579,8 @@ def test_payoff_table_with_nash_fitness(client: TestClient, alice: Account) -> N
     rows = {r["program"]: r for r in payoff["rows"]}
     assert set(rows) == {"p1", "p2", "p3"}
     cells = {c["opponent"]: c for c in rows["p2"]["cells"]}
-    assert cells["builtin:blocker"]["win_rate"] == 0.625 and cells["builtin:idle"]["games"] == 4
+    assert cells["builtin:blocker"]["win_rate"] == 0.625
+    assert cells["builtin:idle"]["games"] == 4
     # Every program beats the idle bot: the opponents' mixture gives it no weight.
     assert payoff["mixture"]["builtin:idle"] < 0.02
     assert abs(sum(payoff["mixture"].values()) - 1) < 1e-6
@@ -583,7 +617,8 @@ def test_export_archive_has_the_run_directory_and_no_key(client: TestClient, ali
     assert files[f"{top}/generations/gen_001/programs/p00002/code.py"].decode() == CHILD_CODE
     assert CHILD_CODE in files[f"{top}/best_bot.py"].decode()
     summary = json.loads(files[f"{top}/summary.json"])
-    assert summary["best_program"] == "p2" and summary["termination_reason"] == "max generations"
+    assert summary["best_program"] == "p2"
+    assert summary["termination_reason"] == "max generations"
     for content in files.values():
         assert LLM_KEY.encode() not in content
     assert LLM_KEY.encode() not in answer.content
@@ -597,4 +632,5 @@ def test_a_run_stores_its_fitness_weights(client: TestClient, alice: Account) ->
     assert chosen["config"]["evaluation"]["fitness_weights"] == {"progress": 1.0}
     with session_scope() as session:
         row = session.get(EvolutionRun, uuid.UUID(chosen["id"]))
-        assert row is not None and row.config["evaluation"]["fitness_weights"] == {"progress": 1.0}
+        assert row is not None
+        assert row.config["evaluation"]["fitness_weights"] == {"progress": 1.0}

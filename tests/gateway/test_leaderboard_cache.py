@@ -55,15 +55,19 @@ def test_concurrent_requests_share_one_build_until_the_page_expires() -> None:
 
     async def scenario() -> None:
         bodies = await asyncio.gather(*(cache.page(BATTLE, build) for _ in range(50)))
-        assert set(bodies) == {b"board1"} and len(calls) == 1
+        assert set(bodies) == {b"board1"}
+        assert len(calls) == 1
         clock.now += 1.9
-        assert await cache.page(BATTLE, build) == b"board1" and len(calls) == 1
+        assert await cache.page(BATTLE, build) == b"board1"
+        assert len(calls) == 1
         assert await cache.page(RACE, build) == b"board2"  # another key is another page
         clock.now += 0.2  # expired: the old page answers while one refresh runs
         stale = await asyncio.gather(*(cache.page(BATTLE, build) for _ in range(20)))
-        assert set(stale) == {b"board1"} and len(calls) == 3
+        assert set(stale) == {b"board1"}
+        assert len(calls) == 3
         await asyncio.sleep(0.1)  # the refresh is done
-        assert await cache.page(BATTLE, build) == b"board3" and cache.builds == 3
+        assert await cache.page(BATTLE, build) == b"board3"
+        assert cache.builds == 3
 
     asyncio.run(scenario())
 
@@ -76,14 +80,18 @@ def test_ready_answers_what_page_would_answer_at_once_and_never_builds() -> None
     build, calls = counting_build(b"board", delay=0.05)
 
     async def scenario() -> None:
-        assert cache.ready(BATTLE) is None and not calls  # nothing cached: the endpoint builds
+        assert cache.ready(BATTLE) is None
+        assert not calls  # nothing cached: the endpoint builds
         assert await cache.page(BATTLE, build) == b"board1"
-        assert cache.ready(BATTLE) == b"board1" and cache.ready(RACE) is None
+        assert cache.ready(BATTLE) == b"board1"
+        assert cache.ready(RACE) is None
         clock.now += 2.1
-        assert cache.ready(BATTLE) is None and len(calls) == 1  # expired, no refresh: not started here
+        assert cache.ready(BATTLE) is None
+        assert len(calls) == 1  # expired, no refresh: not started here
         refreshing = asyncio.ensure_future(cache.page(BATTLE, build))
         await asyncio.sleep(0.01)  # the refresh has started (it takes 0.05 s)
-        assert len(calls) == 2 and cache.ready(BATTLE) == b"board1"  # the old page while it refreshes
+        assert len(calls) == 2
+        assert cache.ready(BATTLE) == b"board1"  # the old page while it refreshes
         clock.now += 1.95  # 2.05 s past its expiry
         assert cache.ready(BATTLE) is None  # too old even while refreshing: `page` would wait
         assert await refreshing == b"board1"
@@ -104,7 +112,8 @@ def test_a_page_expired_for_more_than_one_more_period_is_waited_for_not_served()
     async def scenario() -> None:
         assert await cache.page(BATTLE, build) == b"page1"
         clock.now += 4.1  # expired 2.1 s ago: too old to serve even while refreshing
-        assert await cache.page(BATTLE, build) == b"page2" and len(calls) == 2
+        assert await cache.page(BATTLE, build) == b"page2"
+        assert len(calls) == 2
 
     asyncio.run(scenario())
 
@@ -130,7 +139,8 @@ def test_a_failed_refresh_keeps_serving_the_expired_page_until_a_refresh_succeed
         await asyncio.sleep(0.05)
         assert await cache.page(BATTLE, flaky) == b"good1"  # refresh 2 starts
         await asyncio.sleep(0.05)
-        assert await cache.page(BATTLE, flaky) == b"good3" and len(attempts) == 3
+        assert await cache.page(BATTLE, flaky) == b"good3"
+        assert len(attempts) == 3
 
     asyncio.run(scenario())
     assert "database away" in caplog.text
@@ -152,8 +162,10 @@ def test_invalidating_a_game_drops_its_pages_and_the_build_under_way() -> None:
         await asyncio.sleep(0.01)
         cache.invalidate()
         late = await cache.page(PageKey("battle", True, 50, 0), build)
-        assert await early == b"v4" and late == b"v5"
-        assert await cache.page(PageKey("battle", True, 50, 0), build) == b"v5" and len(calls) == 5
+        assert await early == b"v4"
+        assert late == b"v5"
+        assert await cache.page(PageKey("battle", True, 50, 0), build) == b"v5"
+        assert len(calls) == 5
 
     asyncio.run(scenario())
 
@@ -173,8 +185,10 @@ def test_a_failed_build_reaches_every_waiter_and_is_not_kept() -> None:
         results = await asyncio.gather(
             *(cache.page(BATTLE, failing) for _ in range(5)), return_exceptions=True
         )
-        assert all(isinstance(r, RuntimeError) for r in results) and len(attempts) == 1
-        assert await cache.page(BATTLE, failing) == b"ok" and len(attempts) == 2
+        assert all(isinstance(r, RuntimeError) for r in results)
+        assert len(attempts) == 1
+        assert await cache.page(BATTLE, failing) == b"ok"
+        assert len(attempts) == 2
 
     asyncio.run(scenario())
 
@@ -189,7 +203,8 @@ def test_a_client_that_leaves_does_not_cancel_the_build_for_the_others() -> None
         second = asyncio.ensure_future(cache.page(BATTLE, build))
         await asyncio.sleep(0.01)
         first.cancel()
-        assert await second == b"b1" and len(calls) == 1
+        assert await second == b"b1"
+        assert len(calls) == 1
         assert await cache.page(BATTLE, build) == b"b1"
 
     asyncio.run(scenario())
@@ -344,15 +359,19 @@ def test_cached_pages_are_answered_before_routing_exactly_as_the_endpoint_answer
             url = f"/api/v1/leaderboard/battle{query}"
             served, builds = cache.ready_served, cache.builds
             by_endpoint = cached.get(url)
-            assert cache.ready_served == served and cache.builds == builds + 1
+            assert cache.ready_served == served
+            assert cache.builds == builds + 1
             fast = cached.get(url)
-            assert cache.ready_served == served + 1 and cache.builds == builds + 1, url
+            assert cache.ready_served == served + 1, url
+            assert cache.builds == builds + 1, url
             assert fast.status_code == by_endpoint.status_code == 200
-            assert fast.content == by_endpoint.content and fast.json()["entries"] is not None
+            assert fast.content == by_endpoint.content
+            assert fast.json()["entries"] is not None
             assert dict(fast.headers) == dict(by_endpoint.headers)
         served = cache.ready_served
         same_page = cached.get("/api/v1/leaderboard/battle?include_inactive=1&limit=3&offset=1")
-        assert same_page.status_code == 200 and cache.ready_served == served  # the endpoint's
+        assert same_page.status_code == 200
+        assert cache.ready_served == served  # the endpoint's
         assert (
             same_page.content
             == cached.get("/api/v1/leaderboard/battle?limit=3&offset=1&include_inactive=true").content
@@ -365,21 +384,24 @@ def test_cached_pages_are_answered_before_routing_exactly_as_the_endpoint_answer
         ):
             served = cache.ready_served
             answer = cached.get(url)
-            assert answer.status_code == status and cache.ready_served == served, url
+            assert answer.status_code == status, url
+            assert cache.ready_served == served, url
             assert "detail" in answer.json()
         # A refused write keeps the pages; a write through this process drops them, and the next
         # read is the endpoint's again.
         served, builds = cache.ready_served, cache.builds
         assert cached.post("/api/v1/bots/hosted", json={}, headers=owner.headers).status_code == 422
         assert cached.get("/api/v1/leaderboard/battle").status_code == 200
-        assert cache.ready_served == served + 1 and cache.builds == builds
+        assert cache.ready_served == served + 1
+        assert cache.builds == builds
         cached.post(
             "/api/v1/bots/hosted",
             json={"name": unique("fast"), "game": "battle", "source": DECIDE_SOURCE},
             headers=owner.headers,
         ).raise_for_status()
         assert cached.get("/api/v1/leaderboard/battle").status_code == 200
-        assert cache.ready_served == served + 1 and cache.builds == builds + 1
+        assert cache.ready_served == served + 1
+        assert cache.builds == builds + 1
         # Counted under the endpoint's route, fast or not.
         metrics = cached.get("/metrics").text
         ok = 'arena_http_requests_total{method="GET",route="/api/v1/leaderboard/{game}",status="200"}'

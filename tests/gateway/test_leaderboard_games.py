@@ -32,15 +32,19 @@ def test_leaderboard_orders_by_conservative_rating(client: TestClient, make_user
     got = [e["bot_id"] for e in board["entries"]]
     assert got == [ids[1], ids[0], ids[3], ids[2]]
     top = board["entries"][0]
-    assert top["rank"] == 1 and top["ordinal"] == 20.0 and top["owner_name"] == owner.name
+    assert top["rank"] == 1
+    assert top["ordinal"] == 20.0
+    assert top["owner_name"] == owner.name
     assert (top["matches"], top["wins"], top["mu"], top["sigma"]) == (7, 4, 26.0, 2.0)
     page = client.get("/api/v1/leaderboard/battle", params={"limit": 2, "offset": 2}).json()
-    assert [e["rank"] for e in page["entries"]] == [3, 4] and page["total"] == 4
+    assert [e["rank"] for e in page["entries"]] == [3, 4]
+    assert page["total"] == 4
 
     client.post(f"/api/v1/bots/{ids[1]}/deactivate", headers=owner.headers)
     assert ids[1] not in [e["bot_id"] for e in client.get("/api/v1/leaderboard/battle").json()["entries"]]
     everyone = client.get("/api/v1/leaderboard/battle", params={"include_inactive": True}).json()
-    assert everyone["entries"][0]["bot_id"] == ids[1] and everyone["entries"][0]["status"] == "inactive"
+    assert everyone["entries"][0]["bot_id"] == ids[1]
+    assert everyone["entries"][0]["status"] == "inactive"
 
 
 def test_games_list_their_schemas(client: TestClient) -> None:

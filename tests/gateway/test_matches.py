@@ -53,14 +53,18 @@ def test_challenge_is_stored_and_queued(
         )
     assert answer.status_code == 201, answer.text
     match = answer.json()
-    assert match["status"] == "queued" and match["seed"] == 42 and match["config"] == {"laps": 2}
+    assert match["status"] == "queued"
+    assert match["seed"] == 42
+    assert match["config"] == {"laps": 2}
     assert [p["bot_name"] for p in match["participants"]] == [http_bot["name"], theirs["name"]]
     assert [p["version"] for p in match["participants"]] == [1, 1]
     assert sent == [(TASK_PLAY_MATCH, [match["id"]], "matches")]
     fetched = client.get(f"/api/v1/matches/{match['id']}").json()
-    assert fetched["id"] == match["id"] and fetched["replay_url"] is None
+    assert fetched["id"] == match["id"]
+    assert fetched["replay_url"] is None
     listed = client.get("/api/v1/matches", params={"bot_id": theirs["id"]}).json()
-    assert [m["id"] for m in listed["items"]] == [match["id"]] and listed["total"] == 1
+    assert [m["id"] for m in listed["items"]] == [match["id"]]
+    assert listed["total"] == 1
     assert (
         client.get("/api/v1/matches", params={"bot_id": theirs["id"], "status": "finished"}).json()["total"]
         == 0
@@ -77,7 +81,8 @@ def test_challenge_rules(
     not_mine = client.post(
         "/api/v1/matches", json={"game": "podracing", "bot_ids": [b1["id"], b2["id"]]}, headers=alice.headers
     )
-    assert not_mine.status_code == 403 and "your own bots" in not_mine.json()["detail"]
+    assert not_mine.status_code == 403
+    assert "your own bots" in not_mine.json()["detail"]
     assert client.get("/api/v1/matches", params={"bot_id": b1["id"]}).json()["total"] == 0
     by_admin = client.post(
         "/api/v1/matches", json={"game": "podracing", "bot_ids": [b1["id"], b2["id"]]}, headers=admin.headers
@@ -88,30 +93,35 @@ def test_challenge_rules(
         json={"game": "podracing", "bot_ids": [http_bot["id"], b1["id"]], "config": {"laps": "many"}},
         headers=alice.headers,
     )
-    assert bad_config.status_code == 422 and "laps" in bad_config.json()["detail"]
+    assert bad_config.status_code == 422
+    assert "laps" in bad_config.json()["detail"]
     missing = client.post(
         "/api/v1/matches",
         json={"game": "podracing", "bot_ids": [http_bot["id"], str(uuid.uuid4())]},
         headers=alice.headers,
     )
-    assert missing.status_code == 404 and "does not exist" in missing.json()["detail"]
+    assert missing.status_code == 404
+    assert "does not exist" in missing.json()["detail"]
     itself = client.post(
         "/api/v1/matches", json={"game": "podracing", "bot_ids": [http_bot["id"]] * 2}, headers=alice.headers
     )
-    assert itself.status_code == 400 and "itself" in itself.json()["detail"]
+    assert itself.status_code == 400
+    assert "itself" in itself.json()["detail"]
     wrong_game = client.post(
         "/api/v1/matches",
         json={"game": "battle", "bot_ids": [http_bot["id"], b1["id"]]},
         headers=alice.headers,
     )
-    assert wrong_game.status_code == 400 and "plays podracing" in wrong_game.json()["detail"]
+    assert wrong_game.status_code == 400
+    assert "plays podracing" in wrong_game.json()["detail"]
     client.post(f"/api/v1/bots/{b1['id']}/deactivate", headers=bob.headers)
     inactive = client.post(
         "/api/v1/matches",
         json={"game": "podracing", "bot_ids": [http_bot["id"], b1["id"]]},
         headers=alice.headers,
     )
-    assert inactive.status_code == 409 and "inactive" in inactive.json()["detail"]
+    assert inactive.status_code == 409
+    assert "inactive" in inactive.json()["detail"]
     assert client.post("/api/v1/matches", json={"game": "podracing", "bot_ids": []}).status_code == 401
 
 
@@ -126,7 +136,8 @@ def test_results_and_replay_download(
     ).json()
     match_id = uuid.UUID(created["id"])
     missing = client.get(f"/api/v1/matches/{match_id}/replay")
-    assert missing.status_code == 404 and "no replay (status: queued)" in missing.json()["detail"]
+    assert missing.status_code == 404
+    assert "no replay (status: queued)" in missing.json()["detail"]
 
     # Store a real replay and result the way the runner does, then read them through the API.
     game = get_game("podracing")
@@ -147,13 +158,15 @@ def test_results_and_replay_download(
     db_session.commit()
 
     detail = client.get(f"/api/v1/matches/{match_id}").json()
-    assert detail["status"] == "finished" and detail["replay_url"] == f"/api/v1/matches/{match_id}/replay"
+    assert detail["status"] == "finished"
+    assert detail["replay_url"] == f"/api/v1/matches/{match_id}/replay"
     first = detail["participants"][0]
     assert first["rank"] == replay["result"]["players"][0]["rank"]
     assert first["ordinal_change"] == (26.0 - 21.0) - (25.0 - 24.0)
     assert first["error_samples"] is None  # anonymous viewers do not see bots' errors
     as_owner = client.get(f"/api/v1/matches/{match_id}", headers=alice.headers).json()["participants"]
-    assert as_owner[0]["error_samples"] == ["turn 3: timeout"] and as_owner[1]["error_samples"] is None
+    assert as_owner[0]["error_samples"] == ["turn 3: timeout"]
+    assert as_owner[1]["error_samples"] is None
     # The list reads its rows another way (plain rows into dicts): each of its items is the detail.
     seen_samples = []
     for headers in ({}, alice.headers, bob.headers, admin.headers):
@@ -162,12 +175,14 @@ def test_results_and_replay_download(
         assert item["id"] == str(match_id)
         assert item == client.get(f"/api/v1/matches/{match_id}", headers=headers).json()
         seen_samples.append([p["error_samples"] for p in item["participants"]])
-        assert item["participants"][0]["version"] == 1 and item["replay_frames"] == len(replay["frames"])
+        assert item["participants"][0]["version"] == 1
+        assert item["replay_frames"] == len(replay["frames"])
     samples = ["turn 3: timeout"]
     assert seen_samples == [[None, None], [samples, None], [None, samples], [samples, samples]]
 
     plain = client.get(f"/api/v1/matches/{match_id}/replay")
-    assert plain.status_code == 200 and plain.headers["content-type"] == "application/json"
+    assert plain.status_code == 200
+    assert plain.headers["content-type"] == "application/json"
     assert plain.json() == replay
     packed = client.get(f"/api/v1/matches/{match_id}/replay", params={"compressed": 1})
     assert packed.headers["content-type"] == "application/gzip"
@@ -176,10 +191,12 @@ def test_results_and_replay_download(
 
 def test_unknown_and_malformed_match_ids(client: TestClient) -> None:
     unknown = client.get(f"/api/v1/matches/{uuid.uuid4()}")
-    assert unknown.status_code == 404 and "not found" in unknown.json()["detail"]
+    assert unknown.status_code == 404
+    assert "not found" in unknown.json()["detail"]
     assert client.get(f"/api/v1/matches/{uuid.uuid4()}/replay").status_code == 404
     malformed = client.get("/api/v1/matches/not-a-uuid")
-    assert malformed.status_code == 422 and malformed.json()["errors"][0]["loc"] == "path.match_id"
+    assert malformed.status_code == 422
+    assert malformed.json()["errors"][0]["loc"] == "path.match_id"
     assert client.get("/api/v1/matches", params={"status": "exploded"}).status_code == 422
     assert client.get("/api/v1/matches", params={"limit": 0}).status_code == 422
 
@@ -202,7 +219,8 @@ def test_match_lists_read_newest_first_and_count_up_to_a_limit(
         everything = client.get("/api/v1/matches", params={"game": game, "limit": 200}).json()
         listed = [uuid.UUID(m["id"]) for m in everything["items"] if uuid.UUID(m["id"]) in ours]
         assert listed == [m.id for m in newest_first]
-        assert everything["total_exact"] is True and everything["total"] == len(everything["items"])
+        assert everything["total_exact"] is True
+        assert everything["total"] == len(everything["items"])
 
         monkeypatch.setattr(service, "COUNT_LIMIT", 3)
         capped = client.get("/api/v1/matches", params={"game": game, "limit": 2}).json()
@@ -221,7 +239,8 @@ def test_match_lists_read_newest_first_and_count_up_to_a_limit(
             ),
         ):
             plan = "\n".join(row[0] for row in connection.exec_driver_sql("EXPLAIN " + sql))
-            assert index in plan and "Sort" not in plan, plan
+            assert index in plan, plan
+            assert "Sort" not in plan, plan
         db_session.rollback()
     finally:
         for match in made:

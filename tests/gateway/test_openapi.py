@@ -113,7 +113,8 @@ def error_ref(operation: dict[str, Any], status: int) -> str | None:
 
 def test_the_key_schemes_are_declared(document: dict[str, Any]) -> None:
     schemes = document["components"]["securitySchemes"]
-    assert schemes["BearerKey"]["type"] == "http" and schemes["BearerKey"]["scheme"] == "bearer"
+    assert schemes["BearerKey"]["type"] == "http"
+    assert schemes["BearerKey"]["scheme"] == "bearer"
     assert schemes["ApiKeyHeader"] == {
         "type": "apiKey",
         "in": "header",
@@ -207,7 +208,8 @@ def test_every_operation_has_a_written_summary_and_every_tag_a_description(docum
     for path, method, route in documented_routes():
         operation = document["paths"][path][method]
         generated = route.name.replace("_", " ").title()  # what FastAPI makes up without one
-        assert operation["summary"] and operation["summary"] != generated, path
+        assert operation["summary"], path
+        assert operation["summary"] != generated, path
         assert operation.get("description"), path
         assert all(described.get(tag) for tag in operation["tags"]), operation["tags"]
 

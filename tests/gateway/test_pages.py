@@ -128,7 +128,8 @@ def test_bot_page_shows_rating_history_versions_opponents_and_errors(
 ) -> None:
     bot = history.mine
     answer = client.get(f"/bots/{bot['id']}")
-    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/html")
     assert "script-src" not in answer.headers["content-security-policy"]
     html = answer.text
     page = parse(html)
@@ -147,7 +148,8 @@ def test_bot_page_shows_rating_history_versions_opponents_and_errors(
         name: [tuple(map(float, p.split(","))) for p in points.split()]
         for name, points in re.findall(r'data-series="(\w+)" points="([^"]*)"', svg.group(0))
     }
-    assert set(lines) == {"mu", "ordinal"} and len(lines["mu"]) == len(lines["ordinal"]) == 5
+    assert set(lines) == {"mu", "ordinal"}
+    assert len(lines["mu"]) == len(lines["ordinal"]) == 5
     assert all(mu[1] < ordinal[1] for mu, ordinal in zip(lines["mu"], lines["ordinal"], strict=True))
     assert "4 rated matches" in svg.group(0)
     assert "style=" not in svg.group(0)  # the CSP refuses inline styles
@@ -173,18 +175,22 @@ def test_bot_page_shows_rating_history_versions_opponents_and_errors(
     rows = {links[0]: row for row, links in zip(matches.rows, matches.links, strict=True)}
     assert set(rows) == {f"/matches/{match_id}" for match_id in history.finished}
     first, second, third, fourth = (rows[f"/matches/{m}"] for m in history.finished)
-    assert first[-3:-1] == ["1", "1"] and third[-3:-1] == ["1", "0"]
+    assert first[-3:-1] == ["1", "1"]
+    assert third[-3:-1] == ["1", "0"]
     # The note is what the match was for this bot (its result and its own failures), never the
     # match's end reason: the forfeited match is a loss, with the bot's forfeit and bad answers.
     outcomes = {"won": "#1", "lost": "#2"}
     for row in (first, second, third):
         outcome = row[-1].split(" · ")[0]
         assert outcomes[outcome] == row[3], row
-    assert first[-1].endswith(" · 1 timeout, 1 bad answer") and third[-1].endswith(" · 1 bad answer")
+    assert first[-1].endswith(" · 1 timeout, 1 bad answer")
+    assert third[-1].endswith(" · 1 bad answer")
     assert second[-1] in ("won", "lost")
-    assert fourth[3] == "#2" and fourth[-1] == "lost · forfeited, 5 bad answers"
+    assert fourth[3] == "#2"
+    assert fourth[-1] == "lost · forfeited, 5 bad answers"
     # Error counts are public, the samples' text is not.
-    assert BAD_ANSWER.split(":")[0] not in html and "error_samples" not in html
+    assert BAD_ANSWER.split(":")[0] not in html
+    assert "error_samples" not in html
 
 
 def test_bot_page_costs_the_same_queries_for_a_long_and_a_short_history(
@@ -207,7 +213,8 @@ def test_bot_page_costs_the_same_queries_for_a_long_and_a_short_history(
     finally:
         event.remove(engine, "before_cursor_execute", count)
     # The newcomer has no matches, so match_views skips its lookups: never more than the others.
-    assert costs[0] == costs[2] and costs[1] <= costs[0] <= 12, costs
+    assert costs[0] == costs[2], costs
+    assert costs[1] <= costs[0] <= 12, costs
 
 
 def test_pages_of_matches(client: TestClient, history: History) -> None:
@@ -216,7 +223,8 @@ def test_pages_of_matches(client: TestClient, history: History) -> None:
     for bad in ("0", "x", "-1", "99999999", "²"):
         answer = client.get(f"/bots/{bot_id}", params={"page": bad})
         assert answer.status_code == 400, (bad, answer.status_code)
-        assert answer.headers["content-type"].startswith("text/html") and "page must be" in answer.text
+        assert answer.headers["content-type"].startswith("text/html")
+        assert "page must be" in answer.text
 
 
 def test_owner_samples_are_owner_only_in_the_api(client: TestClient, history: History, bob: Account) -> None:
@@ -247,8 +255,10 @@ def test_owner_samples_are_owner_only_in_the_api(client: TestClient, history: Hi
 )
 def test_unknown_ids_and_names_get_a_404_page(client: TestClient, path: str) -> None:
     answer = client.get(path)
-    assert answer.status_code == 404 and answer.headers["content-type"].startswith("text/html")
-    assert "<h1>Not found</h1>" in answer.text and "There is no" in answer.text
+    assert answer.status_code == 404
+    assert answer.headers["content-type"].startswith("text/html")
+    assert "<h1>Not found</h1>" in answer.text
+    assert "There is no" in answer.text
 
 
 def test_game_pages(client: TestClient, history: History) -> None:
@@ -261,7 +271,8 @@ def test_game_pages(client: TestClient, history: History) -> None:
         assert f"<h1>{game.title}</h1>" in html
         assert page.links["/api/v1/games/" + name] == f"/api/v1/games/{name}"
         # Rules from docs/games/<name>.md, rendered, its own title dropped.
-        assert '<div class="doc">' in html and "<h3>" in html
+        assert '<div class="doc">' in html
+        assert "<h3>" in html
         config = page.table("Configuration")
         fields = {row[0]: row for row in config.rows}
         assert set(fields) == set(game.config_model.model_fields)
@@ -299,13 +310,15 @@ def test_front_page_links_bots_matches_games_and_lists_live_matches(
     assert '<ol id="ticker" data-ticker' in html
     assert re.search(r'<script type="module" src="/static/ticker\.js\?v=[0-9a-f]{16}"></script>', html)
     live = re.search(r'<tbody id="live-matches">(.*?)</tbody>', html, re.S)
-    assert live is not None and f'<tr data-match-id="{history.running}">' in live.group(1)
+    assert live is not None
+    assert f'<tr data-match-id="{history.running}">' in live.group(1)
     assert f'href="/matches/{history.running}"' in live.group(1)
     recent = page.table("Recent matches")
     rows = {links[0]: links for links in recent.links}
     for match_id in history.finished:
         links = rows[f"/matches/{match_id}"]
-        assert f"/bots/{history.mine['id']}" in links and links[-1] == f"/api/v1/matches/{match_id}/replay"
+        assert f"/bots/{history.mine['id']}" in links
+        assert links[-1] == f"/api/v1/matches/{match_id}/replay"
     for name in game_names():
         assert page.links[name] == f"/games/{name}"
         board = page.table(f"{name} leaderboard")
@@ -325,7 +338,8 @@ def test_hostile_names_stay_text_on_the_bot_page(
     db_session.commit()
     try:
         html = client.get(f"/bots/{history.mine['id']}").text
-        assert "<script>window.pwned" not in html and "&lt;script&gt;window.pwned" in html
+        assert "<script>window.pwned" not in html
+        assert "&lt;script&gt;window.pwned" in html
     finally:
         bot.name = original
         db_session.commit()
@@ -358,7 +372,9 @@ def test_pages_in_a_browser_at_phone_and_laptop_width(gateway_url: str, history:
                     chart = page.locator("svg[data-rating-chart]")
                     expect(chart).to_be_visible()
                     box = chart.bounding_box()
-                    assert box is not None and box["width"] > 300 and box["height"] > 100
+                    assert box is not None
+                    assert box["width"] > 300
+                    assert box["height"] > 100
                     assert box["x"] + box["width"] <= viewport["width"]
                     expect(page.locator('svg [data-series="mu"]')).to_be_visible()
                 save_screenshot(page, f"pages-{name}-{width_name}")

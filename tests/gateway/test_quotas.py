@@ -36,7 +36,7 @@ HOUR_S = 3600
 DAY_S = 24 * HOUR_S
 
 
-@pytest.fixture()
+@pytest.fixture
 def limit(client: TestClient) -> Iterator[Callable[..., None]]:
     """Set quotas (Settings fields) on the in-process app for this test only."""
     app: Any = client.app
@@ -171,7 +171,8 @@ def test_runs_at_once_count_queued_and_running_runs_and_a_stop_frees_a_slot(
     training = f"{TRAINING}/{created(new_training_run(client, alice))['id']}"
     created(new_evolution_run(client, alice))
     detail = refused(new_training_run(client, alice), "ARENA_QUOTA_ACTIVE_RUNS", (60, 60))
-    assert "2 of your runs are queued or running" in detail and "stop one" in detail
+    assert "2 of your runs are queued or running" in detail
+    assert "stop one" in detail
     refused(new_evolution_run(client, alice), "ARENA_QUOTA_ACTIVE_RUNS", (60, 60))
 
     stop(client, alice, training)
@@ -179,7 +180,8 @@ def test_runs_at_once_count_queued_and_running_runs_and_a_stop_frees_a_slot(
     refused(client.post(f"{training}/resume", headers=alice.headers), "ARENA_QUOTA_ACTIVE_RUNS", (60, 60))
     stop(client, alice, third)
     resumed = client.post(f"{training}/resume", headers=alice.headers)
-    assert resumed.status_code == 200 and resumed.json()["status"] == "queued", resumed.text
+    assert resumed.status_code == 200, resumed.text
+    assert resumed.json()["status"] == "queued", resumed.text
     refused(client.post(f"{third}/resume", headers=alice.headers), "ARENA_QUOTA_ACTIVE_RUNS", (60, 60))
     nothing = client.post(f"{training}/resume", headers=alice.headers)
     assert nothing.status_code == 409, "a run that is queued already is not the quota's business"

@@ -24,13 +24,13 @@ from shared.logging_throttle import LogThrottle
 from tests.owned_services import OwnedPostgres, owned_postgres
 
 
-@pytest.fixture()
+@pytest.fixture
 def postgres() -> Iterator[OwnedPostgres]:
     with owned_postgres() as server:
         yield server
 
 
-@pytest.fixture()
+@pytest.fixture
 def engine(postgres: OwnedPostgres, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
     """The gateway's sessions, on the test's own server (the same engine options as the platform's)."""
     engine = create_engine(postgres.url(), pool_pre_ping=True, pool_size=5, max_overflow=5)

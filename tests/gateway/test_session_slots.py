@@ -25,7 +25,7 @@ class Answer(BaseModel):
     value: int
 
 
-@pytest.fixture()
+@pytest.fixture
 def tiny_pool(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
     """One connection, no overflow, a short checkout timeout: a deadlock shows within seconds."""
     engine = create_engine(database_url, pool_size=1, max_overflow=0, pool_timeout=3)

@@ -188,7 +188,7 @@ def check_training_list(page: Page, site: Site) -> None:
 
 
 @pytest.mark.browser
-def test_every_page_offline_without_errors_and_fitting_a_laptop_and_a_phone(
+def test_every_page_offline_without_errors_and_fitting_a_laptop_and_a_phone(  # noqa: C901 - one tour of every page and viewport, each page checked inline
     browser: Browser, gateway_url: str, site: Site
 ) -> None:
     pages = {
@@ -284,7 +284,7 @@ def test_every_page_offline_without_errors_and_fitting_a_laptop_and_a_phone(
         assert unexpected == [], unexpected
 
 
-@pytest.fixture()
+@pytest.fixture
 def local_replay(tmp_path: Path) -> Path:
     """The replay `arena play podracing builtin:runner builtin:blocker` writes (played in a thread
     of its own: the browser's driver keeps an event loop running in this one)."""

@@ -42,7 +42,7 @@ def create_run(client: TestClient, owner: Account, **config: Any) -> dict[str, A
     return run
 
 
-@pytest.fixture()
+@pytest.fixture
 def alice_run(client: TestClient, alice: Account) -> dict[str, Any]:
     return create_run(client, alice, learning_rate=0.0005)
 
@@ -54,9 +54,11 @@ def test_the_list_page_is_a_shell_asking_for_the_key(client: TestClient, alice_r
     assert "default-src 'self'" in page.headers["content-security-policy"]
     html = page.text
     assert 'href="/training" aria-current="page"' in html
-    assert "data-training-list" in html and 'data-api="/api/v1/training/runs"' in html
+    assert "data-training-list" in html
+    assert 'data-api="/api/v1/training/runs"' in html
     assert "data-key-form hidden" in html
-    assert alice_run["name"] not in html and alice_run["id"] not in html
+    assert alice_run["name"] not in html
+    assert alice_run["id"] not in html
     assert "/static/training_list.js?v=" in html
 
 
@@ -79,10 +81,12 @@ def test_a_run_page_has_every_chart_and_points_at_its_api_and_socket(
     assert "data-evaluation-at" in html, "the evaluation table's shell"
     assert "data-evaluation-history" in html
     assert "data-imitation-agreement" in html
-    assert "/static/training.js?v=" in html and "/static/arena.css?v=" in html  # one stylesheet
+    assert "/static/training.js?v=" in html
+    assert "/static/arena.css?v=" in html  # one stylesheet
     assert "data-key-form hidden" in html
     # Nothing of the run itself: its name and config are its owner's.
-    assert alice_run["name"] not in html and "0.0005" not in html
+    assert alice_run["name"] not in html
+    assert "0.0005" not in html
 
 
 @pytest.mark.parametrize("raw", ["not-a-run", str(uuid.UUID(int=7)), "0" * 500])
@@ -183,7 +187,8 @@ def test_the_owner_gets_subscribed_then_every_event_of_the_run_and_no_other(
     assert first == json.loads(one.model_dump_json())
     assert (first["type"], first["iteration"], second["iteration"]) == ("training.progress", 1, 2)
     assert first["metrics"] == {"reward_mean": 0.25, "win_rate_runner": None}
-    assert stopped["type"] == "training.status" and stopped["status"] == "stopped"
+    assert stopped["type"] == "training.status"
+    assert stopped["status"] == "stopped"
 
 
 def test_an_admin_may_follow_any_run(gateway_url: str, admin: Account, alice_run: dict[str, Any]) -> None:
@@ -219,7 +224,8 @@ def test_a_socket_without_the_owners_key_is_closed_with_a_clear_reason(
             return await close_of(socket)
 
     got_code, got_reason = asyncio.run(scenario())
-    assert got_code == code and got_reason.startswith(reason)
+    assert got_code == code
+    assert got_reason.startswith(reason)
 
 
 @pytest.mark.parametrize(
@@ -252,6 +258,7 @@ def test_the_check_a_socket_repeats_refuses_a_key_once_revoked(
     key, key_id = made.json()["api_key"], made.json()["id"]
     run_id = uuid.UUID(alice_run["id"])
     opening = check(get_settings(), key, run_id)
-    assert isinstance(opening, str) and json.loads(opening)["type"] == "training.subscribed"
+    assert isinstance(opening, str)
+    assert json.loads(opening)["type"] == "training.subscribed"
     assert client.delete(f"/api/v1/me/api-keys/{key_id}", headers=alice.headers).status_code == 200
     assert check(get_settings(), key, run_id) == Refusal(CLOSE_UNAUTHORIZED, "invalid or revoked API key")

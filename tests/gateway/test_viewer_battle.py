@@ -102,7 +102,8 @@ def browser() -> Iterator[Browser]:
 
 def open_viewer(page: Page, base_url: str, path: str) -> Page:
     response = page.goto(base_url + path, wait_until="load")
-    assert response is not None and response.ok, f"{path}: {response and response.status}"
+    assert response is not None, f"{path}: {response and response.status}"
+    assert response.ok, f"{path}: {response and response.status}"
     page.wait_for_function(READY, timeout=10_000)
     return page
 
@@ -141,7 +142,8 @@ def test_renderer_defaults_match_the_game_config() -> None:
     for key, value in defaults.items():
         assert getattr(model, key) == pytest.approx(value), key
     words = re.search(r"SIGNAL_WORDS = Object\.freeze\((\[.*?\])\);", source, re.S)
-    assert words and json.loads(words[1]) == list(SIGNAL_WORDS)
+    assert words
+    assert json.loads(words[1]) == list(SIGNAL_WORDS)
 
 
 @pytest.mark.browser
@@ -150,7 +152,8 @@ def test_finished_battle_plays_and_markers_jump(
 ) -> None:
     with offline_page(browser, gateway_url) as viewer:
         page = open_viewer(viewer.page, gateway_url, f"/matches/{battle_matches.small}")
-        assert counter(page) == (0, battle_matches.small_turns) and frame_shown(page) == 0
+        assert counter(page) == (0, battle_matches.small_turns)
+        assert frame_shown(page) == 0
         # Every kind of marker the issue names is on the timeline.
         kinds = set(page.eval_on_selector_all("button[data-marker]", "bs => bs.map(b => b.dataset.kind)"))
         assert {"shot", "hit", "kill", "death"} <= kinds, kinds
@@ -190,7 +193,8 @@ def test_frame_link_and_fov_overlay(
     with offline_page(browser, gateway_url) as viewer:
         page = open_viewer(viewer.page, gateway_url, f"/matches/{battle_matches.small}?t=30")
         # `?t=` counts turns: turn 30 is the frame at tick 30 * ticks_per_turn (two frames a turn).
-        assert counter(page)[0] == 30 and frame_shown(page) == 60
+        assert counter(page)[0] == 30
+        assert frame_shown(page) == 60
         link = page.locator("[data-frame-link]").get_attribute("href") or ""
         assert link.endswith("t=30"), link
         fov = page.locator('input[type=checkbox][data-overlay="fov"]')
@@ -216,7 +220,8 @@ def test_ten_a_side_replay_through_view_src(
         # Hundreds of shots, but a timeline a person can still use.
         markers = page.locator("button[data-marker]").count()
         shots = page.locator('button[data-marker][data-kind="shot"]').count()
-        assert 0 < shots <= 48 and markers <= 200, (shots, markers)
+        assert 0 < shots <= 48, (shots, markers)
+        assert markers <= 200, (shots, markers)
         page.select_option("select[data-speed]", "16")
         page.keyboard.press("Space")
         page.wait_for_function(

@@ -32,7 +32,7 @@ from tests.match_runner.conftest import (  # noqa: F401  (fixtures)
 BOT_LATENCY_S = "0.05"
 
 
-@pytest.fixture()
+@pytest.fixture
 def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
     process = start_worker("viewer-live")
     yield process
@@ -71,10 +71,12 @@ def test_a_running_match_plays_live_then_becomes_its_replay(
             time.sleep(0.05)
         save_screenshot(page, "viewer-live-finished")
         growing = sorted(set(seen))
-        assert len(growing) >= 5 and growing[-1] > 5, f"frames did not arrive turn by turn: {growing}"
+        assert len(growing) >= 5, f"frames did not arrive turn by turn: {growing}"
+        assert growing[-1] > 5, f"frames did not arrive turn by turn: {growing}"
 
         match = wait_for_match(match_id, worker)
-        assert match.status == MatchStatus.FINISHED and match.replay is not None
+        assert match.status == MatchStatus.FINISHED
+        assert match.replay is not None
         frames = len(decompress(load_replay(match.replay))["frames"])
         expect(page.locator("[data-live]")).to_be_hidden()
         expect(page.locator("[data-turn-counter]")).to_have_text(f"{frames - 1} / {frames - 1}")

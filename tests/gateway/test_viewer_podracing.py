@@ -33,7 +33,7 @@ def race() -> dict[str, Any]:
     return play_local(get_game("podracing"), 7, [runner, runner])
 
 
-@pytest.fixture()
+@pytest.fixture
 def finished_race(
     client: TestClient, alice: Account, bob: Account, db_session: Session, race: dict[str, Any]
 ) -> StoredMatch:
@@ -48,7 +48,8 @@ def browser() -> Iterator[Browser]:
 
 def open_viewer(page: Page, base: str, path: str) -> Page:
     response = page.goto(base + path, wait_until="load")
-    assert response is not None and response.ok, path
+    assert response is not None, path
+    assert response.ok, path
     page.wait_for_selector(READY, state="attached", timeout=15_000)
     return page
 
@@ -68,14 +69,17 @@ def canvas_png(page: Page) -> bytes:
 def test_match_page_and_replay_transport(client: TestClient, finished_race: StoredMatch) -> None:
     match_id = finished_race.id
     page = client.get(f"/matches/{match_id}")
-    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
     assert "script-src" not in page.headers["content-security-policy"]
-    assert 'data-status="finished"' in page.text and f'data-match-id="{match_id}"' in page.text
+    assert 'data-status="finished"' in page.text
+    assert f'data-match-id="{match_id}"' in page.text
     for bot in finished_race.bots:
         assert f'href="/bots/{bot["id"]}"' in page.text
     for missing in ("00000000-0000-0000-0000-000000000000", "not-a-uuid"):
         answer = client.get(f"/matches/{missing}")
-        assert answer.status_code == 404 and answer.headers["content-type"].startswith("text/html")
+        assert answer.status_code == 404
+        assert answer.headers["content-type"].startswith("text/html")
     assert client.get("/view").status_code == 200
 
     url = f"/api/v1/matches/{match_id}/replay"
@@ -188,7 +192,8 @@ def test_viewer_on_a_phone(browser: Browser, gateway_url: str, finished_race: St
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, width
         box = page.locator("[data-viewer-canvas]").bounding_box()
-        assert box is not None and box["width"] > 300
+        assert box is not None
+        assert box["width"] > 300
         save_screenshot(page, "viewer-podracing-phone")
     finally:
         context.close()

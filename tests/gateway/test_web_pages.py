@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import uuid
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -123,10 +122,8 @@ def hostile_name() -> str:
     return f"<script>window.pwned=1</script>{uuid.uuid4().hex[:6]}"
 
 
-@pytest.fixture()
-def front_page_data(
-    client: TestClient, alice: Account, bob: Account, db_session: Session
-) -> Iterator[FrontPageData]:
+@pytest.fixture
+def front_page_data(client: TestClient, alice: Account, bob: Account, db_session: Session) -> FrontPageData:
     """Alice's bot (named and owned as markup, rated first on the podracing board) in one queued
     and one finished match (with a replay) against Bob's."""
     mine, theirs = register_hosted_bot(client, alice), register_hosted_bot(client, bob)
@@ -162,7 +159,7 @@ def front_page_data(
     blob = compress({"frames": [], "result": {}})
     db_session.add(Replay(match_id=finished.id, data=blob, size_bytes=len(blob), frames=0))
     db_session.commit()
-    yield FrontPageData(
+    return FrontPageData(
         bot_name, owner_name, mine["id"], theirs["name"], theirs["id"], queued_id, finished_id, ordinal
     )
 
@@ -172,11 +169,13 @@ def test_front_page_lists_leaderboards_and_matches(
 ) -> None:
     data = front_page_data
     answer = client.get("/")
-    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/html")
     assert "script-src" not in answer.headers["content-security-policy"]  # no inline script allowed
     page = parse(answer.text)
 
-    assert page.links["/docs"] == "/docs" and page.links["/metrics"] == "/metrics"
+    assert page.links["/docs"] == "/docs"
+    assert page.links["/metrics"] == "/metrics"
     for game in game_names():
         assert page.table(f"{game} leaderboard").headers == LEADERBOARD_COLUMNS
     board = page.table("podracing leaderboard")
@@ -209,7 +208,8 @@ def test_front_page_lists_leaderboards_and_matches(
     assert client.get(finished_links[-1]).status_code == 200
 
     # The names reached the page as text, never as markup.
-    assert "<script>window.pwned" not in answer.text and "<b>owner-" not in answer.text
+    assert "<script>window.pwned" not in answer.text
+    assert "<b>owner-" not in answer.text
     assert data.hostile_bot.replace("<", "&lt;").replace(">", "&gt;") in answer.text
 
 
@@ -235,24 +235,29 @@ def test_static_files_have_cache_headers(client: TestClient, database_url: str) 
     page = client.get("/").text
     css_href = page.split('rel="stylesheet" href="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
     path, _, version = css_href.partition("?v=")
-    assert path == "/static/arena.css" and len(version) == 16
+    assert path == "/static/arena.css"
+    assert len(version) == 16
 
     current = client.get(css_href)
-    assert current.status_code == 200 and current.headers["content-type"].startswith("text/css")
+    assert current.status_code == 200
+    assert current.headers["content-type"].startswith("text/css")
     assert current.headers["cache-control"] == "public, max-age=31536000, immutable"
     assert "border-collapse" in current.text
     etag = current.headers["etag"]
     for stale in (path, f"{path}?v=0000000000000000"):
         answer = client.get(stale)
-        assert answer.status_code == 200 and answer.headers["cache-control"] == "no-cache"
+        assert answer.status_code == 200
+        assert answer.headers["cache-control"] == "no-cache"
     revalidated = client.get(path, headers={"If-None-Match": etag})
-    assert revalidated.status_code == 304 and revalidated.headers["cache-control"] == "no-cache"
+    assert revalidated.status_code == 304
+    assert revalidated.headers["cache-control"] == "no-cache"
 
     docs = client.get("/docs").text
     bundle = docs.split('<script src="', 1)[1].split('"', 1)[0]
     assert bundle.startswith("/static/docs/swagger-ui-bundle.js?v=")
     answer = client.get(bundle)
-    assert answer.status_code == 200 and "javascript" in answer.headers["content-type"]
+    assert answer.status_code == 200
+    assert "javascript" in answer.headers["content-type"]
     assert answer.headers["cache-control"] == "public, max-age=31536000, immutable"
 
     for missing in ("/static/nope.css", "/static/../app.py", "/static/docs/../core.py"):

@@ -53,7 +53,7 @@ def hosted_source(strategy: str) -> str:
     return f"{BATTLE_BOTS_SOURCE}\n\ndef decide(observation):\n    return {strategy}(observation)\n"
 
 
-@pytest.fixture()
+@pytest.fixture
 def battle_ladder_world(database_url: str, redis_url: str) -> Iterator[None]:
     """Only this test's bots are active on any ladder, and the matches queue starts empty."""
     client = redis.Redis.from_url(redis_url)

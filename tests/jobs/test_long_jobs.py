@@ -67,7 +67,7 @@ def reaper(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
     process.stop()
 
 
-@pytest.fixture()
+@pytest.fixture
 def sample_worker() -> Iterator[Callable[..., ManagedProcess]]:
     started: list[ManagedProcess] = []
 

@@ -51,7 +51,7 @@ def broker(database_url: str) -> Iterator[OwnedRedis]:
         yield server
 
 
-@pytest.fixture()
+@pytest.fixture
 def client(broker: OwnedRedis) -> Iterator[redis.Redis]:
     client = redis.Redis.from_url(broker.url)
     client.flushdb()
@@ -59,12 +59,12 @@ def client(broker: OwnedRedis) -> Iterator[redis.Redis]:
     client.close()
 
 
-@pytest.fixture()
+@pytest.fixture
 def settings(broker: OwnedRedis) -> Settings:
     return get_settings().model_copy(update={"redis_url": broker.url, "lost_message_grace_s": GRACE_S})
 
 
-@pytest.fixture()
+@pytest.fixture
 def send(settings: Settings) -> Iterator[Callable[..., None]]:
     """Sends a chunk message to this module's Redis, as ChunkMessage.send does."""
     app = create_celery(settings)
@@ -76,7 +76,7 @@ def send(settings: Settings) -> Iterator[Callable[..., None]]:
     app.close()
 
 
-@pytest.fixture()
+@pytest.fixture
 def new_job() -> Iterator[Callable[..., uuid.UUID]]:
     """A queued sample job at `chunk`, its message not sent, sent ten days ago; stopped afterwards."""
     created: list[uuid.UUID] = []

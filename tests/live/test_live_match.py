@@ -23,14 +23,14 @@ from tests.live.test_sockets import close_of, receive, ws_url
 from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
 
 
-@pytest.fixture()
+@pytest.fixture
 def two_bots(
     bot_factory: Callable[..., RunningBot], register_bot: Callable[..., uuid.UUID]
 ) -> list[uuid.UUID]:
     return [register_bot(bot_factory("ok")) for _ in range(2)]
 
 
-@pytest.fixture()
+@pytest.fixture
 def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
     process = start_worker("live-worker")
     yield process

@@ -43,7 +43,7 @@ def ws_url(gateway_url: str, path: str) -> str:
     return gateway_url.replace("http://", "ws://", 1) + path
 
 
-@pytest.fixture()
+@pytest.fixture
 def queued_match(register_bot: Callable[..., uuid.UUID]) -> uuid.UUID:
     """A podracing match in the database that no worker will play."""
     return queue_match([register_bot(), register_bot()], seed=11, send=False)

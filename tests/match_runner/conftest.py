@@ -218,7 +218,7 @@ def good_bot(database_url: str) -> Iterator[RunningBot]:
     bot.process.stop()
 
 
-@pytest.fixture()
+@pytest.fixture
 def bot_factory() -> Iterator[Callable[..., RunningBot]]:
     started: list[RunningBot] = []
 

@@ -80,7 +80,7 @@ def test_not_enough_bots_means_no_match() -> None:
     assert plan_pairings([_candidate(0.0)], 4, 2, random.Random(1)) == []
 
 
-@pytest.fixture()
+@pytest.fixture
 def ladder_world(database_url: str, redis_url: str) -> Iterator[None]:
     """Only this test's bots are active, and the matches queue starts empty."""
     client = redis.Redis.from_url(redis_url)

@@ -62,7 +62,7 @@ def _metrics_worker(name: str, env: dict[str, str] | None = None) -> ManagedProc
     return worker
 
 
-@pytest.fixture()
+@pytest.fixture
 def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
     """A worker of this test's own (a worker left from another test would take our matches)."""
     process = _metrics_worker("events-worker")
@@ -70,7 +70,7 @@ def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
     process.stop()
 
 
-@pytest.fixture()
+@pytest.fixture
 def two_bots(
     bot_factory: Callable[..., RunningBot], register_bot: Callable[..., uuid.UUID]
 ) -> list[uuid.UUID]:

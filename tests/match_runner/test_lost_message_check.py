@@ -48,7 +48,7 @@ def broker() -> Iterator[OwnedRedis]:
         yield server
 
 
-@pytest.fixture()
+@pytest.fixture
 def client(broker: OwnedRedis) -> Iterator[redis.Redis]:
     client = redis.Redis.from_url(broker.url)
     client.flushdb()
@@ -56,12 +56,12 @@ def client(broker: OwnedRedis) -> Iterator[redis.Redis]:
     client.close()
 
 
-@pytest.fixture()
+@pytest.fixture
 def settings(broker: OwnedRedis) -> Settings:
     return get_settings().model_copy(update={"redis_url": broker.url, "lost_message_grace_s": GRACE_S})
 
 
-@pytest.fixture()
+@pytest.fixture
 def send(broker: OwnedRedis, settings: Settings) -> Iterator[Callable[..., None]]:
     """Sends a match's play message to this module's Redis, as enqueue_match does."""
     app = create_celery(settings)
@@ -73,7 +73,7 @@ def send(broker: OwnedRedis, settings: Settings) -> Iterator[Callable[..., None]
     app.close()
 
 
-@pytest.fixture()
+@pytest.fixture
 def new_match(register_bot: Callable[..., uuid.UUID]) -> Iterator[Callable[[], uuid.UUID]]:
     """A queued match, its message not sent, sent_at ten days ago; cancelled after the test."""
     created: list[uuid.UUID] = []

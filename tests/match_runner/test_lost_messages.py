@@ -111,7 +111,7 @@ def start_player(database_url: str, redis_url: str) -> Iterator[Callable[[], Man
         process.stop()
 
 
-@pytest.fixture()
+@pytest.fixture
 def pair(good_bot: RunningBot, register_bot: Callable[..., uuid.UUID]) -> Callable[[], list[uuid.UUID]]:
     """Two new bot rows (one bot process behind both): a match of their own, so their ratings show
     exactly how often that match was rated."""

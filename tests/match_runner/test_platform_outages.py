@@ -156,7 +156,7 @@ def _register_bots(url: str, bots: list[RunningBot]) -> list[uuid.UUID]:
         return [row.id for row in rows]
 
 
-@pytest.fixture()
+@pytest.fixture
 def platform(tmp_path: Path) -> Iterator[Platform]:
     with owned_postgres() as postgres, owned_redis() as redis_server:
         env = {

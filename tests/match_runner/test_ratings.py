@@ -93,5 +93,5 @@ def test_apply_match_result_creates_locks_and_counts(
     assert (rows[b].matches_played, rows[b].wins, rows[b].draws) == (2, 1, 1)
     assert (rows[c].matches_played, rows[c].draws) == (1, 1)
     assert rows[b].ordinal == pytest.approx(rows[b].mu - 3 * rows[b].sigma)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a bot cannot appear twice in one match"):
         ratings.apply_match_result(db_session, "podracing", [a, a], [0, 1])

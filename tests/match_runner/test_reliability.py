@@ -63,7 +63,7 @@ def _snapshot(match_id: uuid.UUID) -> dict[str, object]:
         }
 
 
-@pytest.fixture()
+@pytest.fixture
 def slow_pair(
     bot_factory: Callable[..., RunningBot], register_bot: Callable[..., uuid.UUID]
 ) -> tuple[list[RunningBot], list[uuid.UUID]]:

@@ -174,7 +174,7 @@ class _EchoHost(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture()
+@pytest.fixture
 def echo_server() -> Iterator[HTTPServer]:
     server = HTTPServer(("127.0.0.1", 0), _EchoHost)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
@@ -362,8 +362,8 @@ ALLOWED_ADDRESSES = [
 )
 def test_special_purpose_addresses_are_refused(kind: str, address: str) -> None:
     assert forbidden_reason(ipaddress.ip_address(address)) is not None, kind
+    host = f"[{address}]" if ":" in address else address
     with pytest.raises(EndpointRefused):
-        host = f"[{address}]" if ":" in address else address
         asyncio.run(resolve_endpoint(f"http://{host}:8080/bot", dev_mode=False, resolver=HOSTS))
 
 

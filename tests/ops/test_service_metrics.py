@@ -139,7 +139,7 @@ def test_the_opponent_labels_are_the_trainers_opponent_kinds() -> None:
     assert tuple(kind.name.lower() for kind in OpponentKind) == metrics.OPPONENTS
 
 
-@pytest.fixture()
+@pytest.fixture
 def stub() -> Iterator[LlmStub]:
     server = LlmStub()
     yield server

@@ -35,7 +35,7 @@ def new_bucket() -> str:
     return f"replays-{uuid.uuid4().hex[:12]}"
 
 
-@pytest.fixture()
+@pytest.fixture
 def bucket() -> str:
     """A bucket name of this test's own; the store creates the bucket on its first write."""
     return new_bucket()

@@ -31,7 +31,7 @@ from tests.match_runner.conftest import (  # noqa: F401  (fixtures)
 from tests.replay_store.conftest import new_bucket, s3_env, s3_settings, s3_store
 
 
-@pytest.fixture()
+@pytest.fixture
 def gateway() -> Iterator[Callable[[Settings], TestClient]]:
     """The real app in this process, with the settings a test gives it."""
     from services.gateway.app import create_app

@@ -28,7 +28,7 @@ REVISION = "f72e3b015a12"
 """The migration that made `replays` an index (storage, key; data nullable)."""
 
 
-@pytest.fixture()
+@pytest.fixture
 def database() -> Iterator[tuple[str, Engine]]:
     name = f"arena_replays_{secrets.token_hex(4)}"
     url = create_database(name)

@@ -287,7 +287,7 @@ def test_shutdown_closes_open_connections_and_stops_accepting(secret: str) -> No
         thread.join(5)
         assert not thread.is_alive()
         assert closed_by_server(sock)
-    with pytest.raises(OSError):
+    with pytest.raises(ConnectionRefusedError):
         connect(address)
 
 

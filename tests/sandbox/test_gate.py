@@ -124,7 +124,7 @@ def test_size_limit_is_configurable() -> None:
 
 def test_null_bytes_and_unknown_contract() -> None:
     assert "null bytes" in check_source("x = 1\0")[0].message
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown contract 'other'"):
         check_source("x = 1", contract="other")
 
 

@@ -347,14 +347,7 @@ def parse_completion(
         answer.model = body["model"][:200]
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices:
-        error = body.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            said = _CONTROL.sub(" ", _KEYLIKE.sub("***", error["message"])).strip()
-            answer.error = f"the server answered with an error: {safe_text(said, MAX_ERROR_CHARS)}"
-        elif "choices" not in body:
-            answer.error = "the answer is not a chat completion (it has no choices)"
-        else:
-            answer.error = "the answer has no choices"
+        answer.error = _no_choices_error(body)
         return answer
     choice = choices[0]
     message = choice.get("message") if isinstance(choice, dict) else None
@@ -373,7 +366,35 @@ def parse_completion(
     if answer.finish_reason == "length":
         answer.truncated = True
     answer.text = text
+    _add_tool_calls(answer, message, request, max_chars=max_chars, max_tool_calls=max_tool_calls)
+    if not answer.text.strip() and not answer.tool_calls and not answer.rejected_tool_calls:
+        answer.error = "empty answer: no text and no tool calls" + (
+            f" (finish_reason {answer.finish_reason})" if answer.finish_reason else ""
+        )
+    return answer
 
+
+def _no_choices_error(body: dict[str, Any]) -> str:
+    """Why an answer without choices is unusable: the server's own error message when it sent one."""
+    error = body.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        said = _CONTROL.sub(" ", _KEYLIKE.sub("***", error["message"])).strip()
+        return f"the server answered with an error: {safe_text(said, MAX_ERROR_CHARS)}"
+    if "choices" not in body:
+        return "the answer is not a chat completion (it has no choices)"
+    return "the answer has no choices"
+
+
+def _add_tool_calls(
+    answer: ParsedAnswer,
+    message: dict[str, Any],
+    request: LlmRequest,
+    *,
+    max_chars: int,
+    max_tool_calls: int,
+) -> None:
+    """Parse the message's tool calls (or legacy function_call) into the answer's accepted and
+    rejected calls, with unique ids and at most max_tool_calls accepted."""
     raw_calls = message.get("tool_calls")
     if raw_calls is None and isinstance(message.get("function_call"), dict):
         raw_calls = [{"id": "call_function", "function": message["function_call"]}]
@@ -400,11 +421,6 @@ def parse_completion(
             answer.tool_calls.append(parsed)
         else:
             answer.rejected_tool_calls.append(parsed)
-    if not answer.text.strip() and not answer.tool_calls and not answer.rejected_tool_calls:
-        answer.error = "empty answer: no text and no tool calls" + (
-            f" (finish_reason {answer.finish_reason})" if answer.finish_reason else ""
-        )
-    return answer
 
 
 # ---------------------------------------------------------------- the call loop

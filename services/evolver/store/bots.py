@@ -67,7 +67,8 @@ def candidate_version(run_id: uuid.UUID, program_id: uuid.UUID) -> tuple[uuid.UU
     with session_scope() as session:
         run = session.get(EvolutionRun, run_id, with_for_update=True)
         row = session.get(EvolutionProgram, program_id, with_for_update=True)
-        assert run is not None and row is not None
+        assert run is not None
+        assert row is not None
         bot = session.get(Bot, run.candidate_bot_id) if run.candidate_bot_id else None
         if bot is not None and row.version_id is not None:
             return bot.id, row.version_id
@@ -88,7 +89,8 @@ def candidate_version(run_id: uuid.UUID, program_id: uuid.UUID) -> tuple[uuid.UU
             )
             run = session.get(EvolutionRun, run_id, with_for_update=True)
             row = session.get(EvolutionProgram, program_id, with_for_update=True)
-            assert run is not None and row is not None
+            assert run is not None
+            assert row is not None
             run.candidate_bot_id = bot.id
             version_id = bot.current_version_id
             assert version_id is not None

@@ -47,7 +47,8 @@ def save_evaluation(
     with session_scope() as session:
         run = session.get(EvolutionRun, run_id, with_for_update=True)
         row = session.get(EvolutionProgram, program_id, with_for_update=True)
-        assert run is not None and row is not None
+        assert run is not None
+        assert row is not None
         if row.status in (ProgramStatus.EVALUATED, ProgramStatus.FAILED):
             session.rollback()
             return Saved(False, None)
@@ -90,7 +91,8 @@ def save_rematch(
     with session_scope() as session:
         run = session.get(EvolutionRun, run_id, with_for_update=True)
         row = session.get(EvolutionProgram, program_id, with_for_update=True)
-        assert run is not None and row is not None
+        assert run is not None
+        assert row is not None
         metrics = dict(row.metrics or {})
         if round_label in metrics.get("rounds", []) or row.status != ProgramStatus.EVALUATED:
             session.rollback()

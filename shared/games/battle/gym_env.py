@@ -57,7 +57,8 @@ class BattleEnv(gym.Env[np.ndarray, np.ndarray]):
         return self._encode(self._last_obs), {"seed": match_seed}
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        assert self.match is not None and self._last_obs is not None, "call reset() first"
+        assert self.match is not None, "call reset() first"
+        assert self._last_obs is not None, "call reset() first"
         m = self.match
         before = dict(m.world.metrics[0])
         act = self._decode(np.asarray(action), self._last_obs)

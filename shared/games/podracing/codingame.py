@@ -161,13 +161,15 @@ class CodinGameProcess:
         threading.Thread(target=self._read_stderr, daemon=True).start()
 
     def _read_stdout(self) -> None:
-        assert self._process is not None and self._process.stdout is not None
+        assert self._process is not None
+        assert self._process.stdout is not None
         for line in self._process.stdout:
             self._lines.put(line.rstrip("\n"))
         self._lines.put(None)
 
     def _read_stderr(self) -> None:
-        assert self._process is not None and self._process.stderr is not None
+        assert self._process is not None
+        assert self._process.stderr is not None
         for line in self._process.stderr:
             if len(self.stderr) < MAX_STDERR_LINES:
                 self.stderr.append(line.rstrip("\n"))
@@ -177,7 +179,8 @@ class CodinGameProcess:
         return self._process is not None and self._process.poll() is None
 
     def _send(self, lines: list[str]) -> bool:
-        assert self._process is not None and self._process.stdin is not None
+        assert self._process is not None
+        assert self._process.stdin is not None
         try:
             self._process.stdin.write("".join(line + "\n" for line in lines))
             self._process.stdin.flush()

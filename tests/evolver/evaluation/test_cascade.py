@@ -73,10 +73,12 @@ def test_good_battle_program_passes_every_stage(battle_local: LocalExecutor, tmp
     started = time.monotonic()
     evaluation = evaluate("battle", GOOD_BATTLE, settings, local=battle_local, tournament=plan, seed=7)
     assert time.monotonic() - started < 40
-    assert evaluation.stage is EvalStage.DONE and evaluation.passed, evaluation.message
+    assert evaluation.stage is EvalStage.DONE, evaluation.message
+    assert evaluation.passed, evaluation.message
     assert evaluation.fitness > 0
     metrics = evaluation.metrics
-    assert metrics["matches"] == 3 + 4 and metrics["failed_matches"] == 0
+    assert metrics["matches"] == 3 + 4
+    assert metrics["failed_matches"] == 0
     assert set(metrics["per_opponent"]) == {
         "builtin:aggressive",
         "builtin:defensive",
@@ -86,7 +88,8 @@ def test_good_battle_program_passes_every_stage(battle_local: LocalExecutor, tmp
     assert all(0 <= metrics[name] <= 1 for name in ("win_rate", "kill_rate", "damage_share"))
     assert set(evaluation.descriptors) == {"aggression", "accuracy"}
     assert evaluation.descriptors["aggression"] > 0
-    assert evaluation.cell is not None and all(0 <= i < 5 for i in evaluation.cell)
+    assert evaluation.cell is not None
+    assert all(0 <= i < 5 for i in evaluation.cell)
     stages = [r["stage"] for r in evaluation.records]
     assert stages == ["smoke"] + ["quick"] * 3 + ["tournament"] * 4
     quick = [r for r in evaluation.records if r["stage"] == "quick"]
@@ -97,7 +100,8 @@ def test_good_battle_program_passes_every_stage(battle_local: LocalExecutor, tmp
     ]
     assert all(r["turns"] == 30 or r["end_reason"] == "eliminated" for r in quick)
     feedback = evaluation.feedback
-    assert feedback["worst_match"] and feedback["worst_match"][0].startswith("vs ")
+    assert feedback["worst_match"]
+    assert feedback["worst_match"][0].startswith("vs ")
     assert feedback["latency_ms"]["p50"] is not None
     assert Evaluation.from_json(json.loads(json.dumps(evaluation.to_json()))) == evaluation
 
@@ -116,7 +120,8 @@ def test_good_podracing_program_passes(podracing_local: LocalExecutor) -> None:
     evaluation = evaluate(
         "podracing", GOOD_PODRACING, settings, local=podracing_local, tournament=None, seed=3
     )
-    assert evaluation.stage is EvalStage.DONE and evaluation.passed, evaluation.message
+    assert evaluation.stage is EvalStage.DONE, evaluation.message
+    assert evaluation.passed, evaluation.message
     assert evaluation.fitness > 0
     assert set(evaluation.metrics["per_opponent"]) == {"builtin:blocker", "builtin:runner", "builtin:search"}
     assert "progress" in evaluation.metrics
@@ -126,9 +131,12 @@ def test_good_podracing_program_passes(podracing_local: LocalExecutor) -> None:
 def test_the_gate_refuses_before_anything_runs(battle_local: LocalExecutor) -> None:
     source = "import os\n\ndef decide(observation):\n    return {'units': {}, 'memory': dict(os.environ)}\n"
     evaluation = evaluate("battle", source, battle_settings(), local=battle_local, tournament=None, seed=1)
-    assert evaluation.stage is EvalStage.GATE and not evaluation.passed
-    assert evaluation.fitness == 0.0 and evaluation.records == []
-    assert "line 1" in evaluation.message and "os" in evaluation.message
+    assert evaluation.stage is EvalStage.GATE
+    assert not evaluation.passed
+    assert evaluation.fitness == 0.0
+    assert evaluation.records == []
+    assert "line 1" in evaluation.message
+    assert "os" in evaluation.message
     assert evaluation.feedback["gate_problems"]
     assert_no_secret(evaluation)
 
@@ -139,7 +147,8 @@ def test_a_socket_is_refused_by_the_gate(battle_local: LocalExecutor) -> None:
         "    socket.create_connection(('127.0.0.1', 80))\n    return {'units': {}}\n"
     )
     evaluation = evaluate("battle", source, battle_settings(), local=battle_local, tournament=None, seed=1)
-    assert evaluation.stage is EvalStage.GATE and "socket" in evaluation.message
+    assert evaluation.stage is EvalStage.GATE
+    assert "socket" in evaluation.message
 
 
 def test_a_program_that_raises_fails_the_smoke_run_with_its_message(battle_local: LocalExecutor) -> None:
@@ -149,7 +158,9 @@ def test_a_program_that_raises_fails_the_smoke_run_with_its_message(battle_local
     started = time.monotonic()
     evaluation = evaluate("battle", source, battle_settings(), local=battle_local, tournament=None, seed=2)
     assert time.monotonic() - started < 15
-    assert evaluation.stage is EvalStage.SMOKE and not evaluation.passed and evaluation.fitness == 0.0
+    assert evaluation.stage is EvalStage.SMOKE
+    assert not evaluation.passed
+    assert evaluation.fitness == 0.0
     assert "no plan for turn 0" in evaluation.message
     assert any("no plan for turn" in e["message"] for e in evaluation.feedback["errors"])
     assert [r["stage"] for r in evaluation.records] == ["smoke"]
@@ -161,7 +172,9 @@ def test_a_program_that_loops_forever_forfeits_in_bounded_time(battle_local: Loc
     started = time.monotonic()
     evaluation = evaluate("battle", source, battle_settings(), local=battle_local, tournament=None, seed=3)
     elapsed = time.monotonic() - started
-    assert evaluation.stage is EvalStage.SMOKE and not evaluation.passed and evaluation.fitness == 0.0
+    assert evaluation.stage is EvalStage.SMOKE
+    assert not evaluation.passed
+    assert evaluation.fitness == 0.0
     assert "forfeited the smoke run after 3 turns" in evaluation.message
     assert "no answer within 300 ms" in evaluation.message  # the evaluation's turn limit
     assert evaluation.feedback["timeout_count"] >= 3
@@ -201,7 +214,8 @@ def test_the_sandbox_hides_secrets_even_from_code_the_gate_would_refuse(battle_l
     record = battle_local.smoke(HUNTER, MatchSpec("builtin:aggressive", 5, 0, SHORT_BATTLE), 3)
     text = " ".join(record.error_samples)
     assert "ENV=" in text, text
-    assert SECRET not in text and "ARENA_" not in text
+    assert SECRET not in text
+    assert "ARENA_" not in text
     assert SECRET not in json.dumps(record.to_json())
 
 
@@ -246,7 +260,8 @@ def test_parallel_local_matches_return_records_in_spec_order() -> None:
     assert [(r.opponent, r.seat, r.seed) for r in records] == expected
     assert all(r.played and r.turns > 0 for r in records)
     missing = LocalExecutor("battle", settings).play(GOOD_BATTLE, [MatchSpec("builtin:nobody", 1)])
-    assert missing[0].failure and "nobody" in missing[0].failure
+    assert missing[0].failure
+    assert "nobody" in missing[0].failure
 
 
 def test_a_weak_program_is_screened_out_before_the_tournament(battle_local: LocalExecutor) -> None:
@@ -254,10 +269,12 @@ def test_a_weak_program_is_screened_out_before_the_tournament(battle_local: Loca
     settings = battle_settings(min_quick_win_rate=0.6)
     plan = TournamentPlan(opponents=["builtin:sniper"])
     evaluation = evaluate("battle", idle, settings, local=battle_local, tournament=plan, seed=5)
-    assert evaluation.stage is EvalStage.QUICK and not evaluation.passed
+    assert evaluation.stage is EvalStage.QUICK
+    assert not evaluation.passed
     assert "under 0.60" in evaluation.message
     assert [r["stage"] for r in evaluation.records] == ["smoke", "quick", "quick", "quick"]
-    assert evaluation.metrics["matches"] == 3 and evaluation.cell is not None
+    assert evaluation.metrics["matches"] == 3
+    assert evaluation.cell is not None
     assert evaluation.metrics["kill_rate"] == 0.0
 
 
@@ -274,6 +291,7 @@ def test_the_cell_is_cut_with_the_run_s_grid_bins(battle_local: LocalExecutor) -
         tournament=None,
         seed=3,
     )
-    assert evaluation.passed and evaluation.descriptors["aggression"] > 0
+    assert evaluation.passed
+    assert evaluation.descriptors["aggression"] > 0
     assert evaluation.cell == cell(evaluation.descriptors, 20)
     assert tuple(i // 4 for i in evaluation.cell) == cell(evaluation.descriptors, 5)  # a finer cut

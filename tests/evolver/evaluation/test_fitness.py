@@ -106,7 +106,8 @@ def test_battle_descriptors() -> None:
         "accuracy": 0.0,
     }
     flood = descriptors("battle", [battle(Outcome.WIN, 0, shots=10_000, hits=10)])
-    assert flood["aggression"] == 1.0 and cell(flood) == (4, 0)
+    assert flood["aggression"] == 1.0
+    assert cell(flood) == (4, 0)
 
 
 def test_podracing_descriptors() -> None:
@@ -125,7 +126,7 @@ def test_cells() -> None:
     assert cell({"a": 0.0, "b": 1.0}) == (0, 4)
     assert cell({"a": 0.19, "b": 0.2}, bins=5) == (0, 1)
     assert cell({"a": 0.5, "b": 0.5}, bins=2) == (1, 1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="needs exactly two descriptors, got 1"):
         cell({"a": 0.5})
 
 

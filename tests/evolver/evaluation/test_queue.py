@@ -96,15 +96,21 @@ def test_tournament_on_the_queue(worker: ManagedProcess, owner: uuid.UUID) -> No
     seen: list[dict[str, uuid.UUID]] = []
     records = executor.play(specs, on_created=seen.append)
 
-    assert len(seen) == 1 and set(seen[0]) == {specs[0].key, specs[1].key}
-    assert records[2].failure and "not a bot of the fleet" in records[2].failure
+    assert len(seen) == 1
+    assert set(seen[0]) == {specs[0].key, specs[1].key}
+    assert records[2].failure
+    assert "not a bot of the fleet" in records[2].failure
     for spec, record in zip(specs[:2], records[:2], strict=True):
         assert record.played, record.failure
-        assert record.opponent == spec.opponent and record.seat == spec.candidate_seat
+        assert record.opponent == spec.opponent
+        assert record.seat == spec.candidate_seat
         assert record.match_id == str(seen[0][spec.key])
         assert record.outcome is Outcome.WIN  # full thrust against 30
-        assert record.errors == 0 and record.timeouts == 0 and not record.forfeited, record.error_samples
-        assert record.turns > 0 and record.candidate_metrics["checkpoints"] > 0
+        assert record.errors == 0, record.error_samples
+        assert record.timeouts == 0, record.error_samples
+        assert not record.forfeited, record.error_samples
+        assert record.turns > 0
+        assert record.candidate_metrics["checkpoints"] > 0
         assert record.latency_p50_ms is not None
 
     with session_scope() as session:
@@ -188,4 +194,6 @@ def test_fleet_opponents_spread_over_the_ratings(database_url: str, owner: uuid.
         everyone = fleet_opponents(session, game, 50, exclude_bot_ids=[ids[8]])
     # Active and not excluded: 0,1,2,3,5,6,7 (by ordinal); strata of 7 in 3: [0,1] [2,3] [5,6,7].
     assert everyone == [ids[i] for i in (0, 1, 2, 3, 5, 6, 7)]
-    assert picked[0] in ids[0:2] and picked[1] in (ids[2], ids[3]) and picked[2] in (ids[5], ids[6], ids[7])
+    assert picked[0] in ids[0:2]
+    assert picked[1] in (ids[2], ids[3])
+    assert picked[2] in (ids[5], ids[6], ids[7])

@@ -10,19 +10,19 @@ from services.evolver.llm import LlmClient
 from tests.evolver.llm.fakes import TEST_PRICE, FakeLlmServer
 
 
-@pytest.fixture()
+@pytest.fixture
 def fake() -> Iterator[FakeLlmServer]:
     server = FakeLlmServer()
     yield server
     server.close()
 
 
-@pytest.fixture()
+@pytest.fixture
 def sleeps() -> list[float]:
     return []
 
 
-@pytest.fixture()
+@pytest.fixture
 def make_client(fake: FakeLlmServer, sleeps: list[float]) -> Iterator[Callable[..., LlmClient]]:
     made: list[LlmClient] = []
 

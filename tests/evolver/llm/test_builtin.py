@@ -80,7 +80,8 @@ def conversation(*turns: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 def decide(messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     answer = builtin_root_answer(messages, TOOL_SPECS)
-    assert answer["role"] == "assistant" and answer["content"]
+    assert answer["role"] == "assistant"
+    assert answer["content"]
     [call] = answer["tool_calls"]
     name = call["function"]["name"]
     arguments = json.loads(call["function"]["arguments"])
@@ -102,9 +103,11 @@ def test_children_are_spawned_with_rotating_focuses() -> None:
     name, arguments = decide(
         conversation(("spawn_child", run), ("spawn_child", run), ("evaluate_program", run))
     )
-    assert name == ToolName.SPAWN_CHILD and arguments == {"prompt": ROOT_FOCUSES[2]}
+    assert name == ToolName.SPAWN_CHILD
+    assert arguments == {"prompt": ROOT_FOCUSES[2]}
     name, arguments = decide(conversation(("performance_analysis", run_block())))
-    assert arguments == {"prompt": ROOT_FOCUSES[0]} and "parent_id" not in arguments
+    assert arguments == {"prompt": ROOT_FOCUSES[0]}
+    assert "parent_id" not in arguments
 
 
 def test_a_full_generation_advances_with_the_top_and_the_best() -> None:
@@ -112,7 +115,8 @@ def test_a_full_generation_advances_with_the_top_and_the_best() -> None:
     run = run_block(children_this_generation=4, top=top, best={"id": "p1", "fitness": 0.95})
     name, arguments = decide(conversation(("evaluate_program", run)))
     assert name == ToolName.ADVANCE_GENERATION
-    assert arguments["selected_ids"] == ["p3", "p4", "p5", "p6", "p1"] and arguments["reasoning"]
+    assert arguments["selected_ids"] == ["p3", "p4", "p5", "p6", "p1"]
+    assert arguments["reasoning"]
     run = run_block(children_this_generation=4)
     assert decide(conversation(("evaluate_program", run)))[1]["selected_ids"] == ["p5", "p2"]
 
@@ -120,7 +124,8 @@ def test_a_full_generation_advances_with_the_top_and_the_best() -> None:
 def test_parameters_are_revisited_every_fifth_generation() -> None:
     stagnant = run_block(generation=5, generations_without_improvement=3)
     name, arguments = decide(conversation(("advance_generation", stagnant)))
-    assert name == ToolName.MODIFY_PARAMETERS and arguments["updates"] == {"exploration_ratio": 0.5}
+    assert name == ToolName.MODIFY_PARAMETERS
+    assert arguments["updates"] == {"exploration_ratio": 0.5}
     steady = run_block(generation=10, generations_without_improvement=1)
     assert decide(conversation(("advance_generation", steady)))[1]["updates"] == {"exploration_ratio": 0.2}
     # A leader that has held for two generations is not stagnation yet (with racing it is routine).
@@ -142,20 +147,23 @@ def test_parameters_are_revisited_every_fifth_generation() -> None:
 def test_the_generation_limit_terminates() -> None:
     run = run_block(generation=9, max_generations=10, children_this_generation=4)
     name, arguments = decide(conversation(("evaluate_program", run)))
-    assert name == ToolName.TERMINATE and "generation limit" in arguments["reason"]
+    assert name == ToolName.TERMINATE
+    assert "generation limit" in arguments["reason"]
     assert arguments["best_program_id"] == "p5"
 
 
 def test_stagnation_terminates() -> None:
     run = run_block(generations_without_improvement=PATIENCE, children_this_generation=4)
     name, arguments = decide(conversation(("evaluate_program", run)))
-    assert name == ToolName.TERMINATE and "no improvement" in arguments["reason"]
+    assert name == ToolName.TERMINATE
+    assert "no improvement" in arguments["reason"]
 
 
 def test_a_nearly_spent_budget_terminates() -> None:
     run = run_block(spent_usd=0.95, budget_usd=1.0)
     name, arguments = decide(conversation(("spawn_child", run)))
-    assert name == ToolName.TERMINATE and "budget" in arguments["reason"]
+    assert name == ToolName.TERMINATE
+    assert "budget" in arguments["reason"]
     run = run_block(tokens=9_500, token_budget=10_000)
     assert "token budget" in decide(conversation(("spawn_child", run)))[1]["reason"]
 
@@ -163,7 +171,8 @@ def test_a_nearly_spent_budget_terminates() -> None:
 def test_nothing_to_select_terminates_without_a_best() -> None:
     run = run_block(children_this_generation=4, top=[], best=None)
     name, arguments = decide(conversation(("evaluate_program", run)))
-    assert name == ToolName.TERMINATE and "best_program_id" not in arguments
+    assert name == ToolName.TERMINATE
+    assert "best_program_id" not in arguments
 
 
 def test_an_unreadable_tool_result_gets_a_fresh_look() -> None:
@@ -198,7 +207,8 @@ def test_the_child_answers_with_blocks_that_apply() -> None:
     answer = builtin_child_answer(messages)
     assert answer == builtin_child_answer(messages)  # deterministic
     explanation = answer.split("\n", 1)[0]
-    assert explanation and contract.SEARCH_MARKER not in explanation
+    assert explanation
+    assert contract.SEARCH_MARKER not in explanation
     changed = apply_blocks(SEED, parse_blocks(answer))
     assert changed != SEED
     compile(changed, "child.py", "exec")
@@ -243,13 +253,16 @@ def test_a_retry_gets_a_full_rewrite() -> None:
     ]
     answer = builtin_child_answer(messages)
     code = extract_code(answer)
-    assert code is not None and code != SEED and "def " in code
+    assert code is not None
+    assert code != SEED
+    assert "def " in code
     compile(code, "child.py", "exec")
 
 
 def test_no_parent_is_said_plainly() -> None:
     answer = builtin_child_answer([{"role": "user", "content": "Write me a bot."}])
-    assert "no parent program" in answer and extract_code(answer) is None
+    assert "no parent program" in answer
+    assert extract_code(answer) is None
 
 
 @pytest.mark.parametrize(
@@ -267,13 +280,15 @@ def test_the_completion_shape(model: str, tools: list[dict[str, Any]] | None, ro
     if tools:
         body["tools"] = tools
     answer = builtin_completion(body)
-    assert answer["object"] == "chat.completion" and answer["model"] == model
+    assert answer["object"] == "chat.completion"
+    assert answer["model"] == model
     message = answer["choices"][0]["message"]
     assert message["role"] == "assistant"
     assert bool(message.get("tool_calls")) is root
     assert answer["choices"][0]["finish_reason"] == ("tool_calls" if root else "stop")
     usage = answer["usage"]
-    assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
+    assert usage["prompt_tokens"] > 0
+    assert usage["completion_tokens"] > 0
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
 
 
@@ -283,18 +298,19 @@ def test_the_in_process_transport() -> None:
     root = transport.complete(
         LlmRequest("root:0", LlmRole.ROOT, "gpt-4o", conversation(), tools=TOOL_SPECS, max_tokens=500)
     )
-    assert root.ok and root.cost_usd == 0 and not root.usage_estimated and root.attempts == 1
-    assert [c.name for c in root.tool_calls] == [
-        ToolName.PERFORMANCE_ANALYSIS
-    ] and not root.rejected_tool_calls
+    assert root.ok
+    assert root.cost_usd == 0
+    assert not root.usage_estimated
+    assert root.attempts == 1
+    assert [c.name for c in root.tool_calls] == [ToolName.PERFORMANCE_ANALYSIS]
+    assert not root.rejected_tool_calls
     child = transport.complete(
         LlmRequest(
             "child:0:1", LlmRole.CHILD, BUILTIN_CHILD_MODEL, [{"role": "user", "content": child_prompt()}]
         )
     )
-    assert child.ok and apply_blocks(SEED, parse_blocks(child.text)) != SEED
-    assert (
-        budget.calls == 2
-        and budget.spent_usd == 0
-        and budget.tokens == root.total_tokens + child.total_tokens
-    )
+    assert child.ok
+    assert apply_blocks(SEED, parse_blocks(child.text)) != SEED
+    assert budget.calls == 2
+    assert budget.spent_usd == 0
+    assert budget.tokens == root.total_tokens + child.total_tokens

@@ -32,9 +32,9 @@ def test_unknown_models_cost_the_default_unless_overridden() -> None:
     assert price_for("my-local-llama", {"*": {"input": 1, "output": 2}}) == Price(1, 2)
     assert price_for("gpt-4o", {"gpt-4o": Price(9, 9), "*": (0, 0)}) == Price(9, 9)
     assert price_for("gpt-4o", {"*": (0, 0)}) == PRICES["gpt-4o"]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"a price pair has two numbers \(input, output\)"):
         price_for("x", {"x": (1, 2, 3)})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="must be a finite, non-negative number, not -1"):
         Price(-1, 0)
 
 

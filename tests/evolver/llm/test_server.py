@@ -25,7 +25,7 @@ from tests.conftest import ManagedProcess
 from tests.evolver.llm.test_builtin import SEED, child_prompt
 
 
-@pytest.fixture()
+@pytest.fixture
 def server_url(spawn: Callable[..., ManagedProcess]) -> str:
     process = spawn(
         [sys.executable, "-m", "services.evolver.llm.server", "--host", "127.0.0.1", "--port", "0"],
@@ -33,11 +33,12 @@ def server_url(spawn: Callable[..., ManagedProcess]) -> str:
     )
     process.wait_log("http://", timeout=30)
     first = process.log().splitlines()[0]
-    assert first.startswith("http://127.0.0.1:") and first.endswith("/v1"), first
+    assert first.startswith("http://127.0.0.1:"), first
+    assert first.endswith("/v1"), first
     return first
 
 
-@pytest.fixture()
+@pytest.fixture
 def client(server_url: str) -> Iterator[LlmClient]:
     with LlmClient(server_url, "any-key-at-all", max_attempts=1) as made:
         yield made
@@ -112,8 +113,11 @@ def test_the_root_steers_a_run_to_its_end(client: LlmClient) -> None:
         )
         outcome = client.complete(request, budget=budget)
         assert outcome.ok, outcome.error
-        assert outcome.text and not outcome.rejected_tool_calls and len(outcome.tool_calls) == 1
-        assert outcome.cost_usd == 0 and not outcome.usage_estimated
+        assert outcome.text
+        assert not outcome.rejected_tool_calls
+        assert len(outcome.tool_calls) == 1
+        assert outcome.cost_usd == 0
+        assert not outcome.usage_estimated
         messages.append(outcome.assistant_message())
         call = outcome.tool_calls[0]
         names.append(call.name)
@@ -134,10 +138,12 @@ def test_the_root_steers_a_run_to_its_end(client: LlmClient) -> None:
         + generation
         + ["terminate"]
     )
-    assert engine.finished is not None and "generation limit" in engine.finished["reason"]
+    assert engine.finished is not None
+    assert "generation limit" in engine.finished["reason"]
     assert engine.finished["best_program_id"] == engine.best["id"] == "p12"
     assert engine.parameters == {"exploration_ratio": 0.2}
-    assert budget.calls == len(names) and budget.spent_usd == 0
+    assert budget.calls == len(names)
+    assert budget.spent_usd == 0
 
 
 def test_the_child_answers_with_blocks_that_apply(client: LlmClient) -> None:
@@ -149,7 +155,8 @@ def test_the_child_answers_with_blocks_that_apply(client: LlmClient) -> None:
         temperature=0.7,
     )
     outcome = client.complete(request)
-    assert outcome.ok and not outcome.tool_calls
+    assert outcome.ok
+    assert not outcome.tool_calls
     changed = apply_blocks(SEED, parse_blocks(outcome.text))
     assert changed != SEED
     compile(changed, "child.py", "exec")
@@ -160,12 +167,11 @@ def test_models_and_bad_requests(server_url: str) -> None:
         models = http.get("/models").json()
         assert {m["id"] for m in models["data"]} == {BUILTIN_ROOT_MODEL, BUILTIN_CHILD_MODEL}
         bad = http.post("/chat/completions", content=b"{not json", headers={"Authorization": "Bearer x"})
-        assert bad.status_code == 400 and "error" in bad.json()
+        assert bad.status_code == 400
+        assert "error" in bad.json()
         streamed = http.post("/chat/completions", json={"model": "m", "messages": [], "stream": True})
         assert streamed.status_code == 400
         assert http.post("/elsewhere", json={}).status_code == 404
         plain = http.post("/chat/completions", json={"model": BUILTIN_CHILD_MODEL, "messages": []})
-        assert (
-            plain.status_code == 200
-            and "no parent program" in plain.json()["choices"][0]["message"]["content"]
-        )
+        assert plain.status_code == 200
+        assert "no parent program" in plain.json()["choices"][0]["message"]["content"]

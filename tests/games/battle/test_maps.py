@@ -76,5 +76,5 @@ def test_named_maps(name: str) -> None:
 
 
 def test_named_map_needs_its_size() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="map 'pillars' needs a 40 x 26 arena"):
         build_map("pillars", 60.0, 36.0, 0, 2, 3, 0.14)

@@ -28,7 +28,7 @@ def test_registry_and_config_validation() -> None:
         GAME.create_match(0, {"no_such_rule": 1})
     with pytest.raises(ValidationError):
         GAME.create_match(0, {"map_width": 41.0})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="battle needs 2-4 players, got 5"):
         GAME.create_match(0, {}, num_players=5)
     schema = GAME.config_schema()
     assert schema["additionalProperties"] is False

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 
-@pytest.fixture()
+@pytest.fixture
 def one_torch_thread() -> Iterator[None]:
     """The test batches are small: extra threads only add hand-off overhead on a busy 2-core machine."""
     import torch

@@ -41,7 +41,7 @@ def test_config_is_validated() -> None:
         GAME.create_match(1, {"checkpoints_min": 6, "checkpoints_max": 4})
     with pytest.raises(ValidationError):
         GAME.create_match(1, {"max_thrust": 201})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="played by exactly 2 players, not 3"):
         GAME.create_match(1, None, num_players=3)
     match = _match(1, laps=2, max_thrust=200, boost_per_team=True)
     assert match.race.config.laps == 2

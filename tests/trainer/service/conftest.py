@@ -89,7 +89,7 @@ class EventLog:
         return [e for e in list(self.events) if str(e.run_id) == run_id]
 
 
-@pytest.fixture()
+@pytest.fixture
 def training_events(redis_url: str) -> Iterator[EventLog]:
     with EventLog() as log:
         yield log
@@ -122,7 +122,7 @@ def trainer(database_url: str, empty_queue: None) -> Iterator[ManagedProcess]:
     process.stop()
 
 
-@pytest.fixture()
+@pytest.fixture
 def owner(make_user: Callable[..., Account]) -> Account:  # noqa: F811
     return make_user("trainer")
 

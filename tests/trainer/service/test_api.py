@@ -19,7 +19,7 @@ from tests.gateway.conftest import Account
 from tests.trainer.service.conftest import API, TINY, create_run
 
 
-@pytest.fixture()
+@pytest.fixture
 def run(client: TestClient, owner: Account) -> Iterator[dict[str, Any]]:
     created = create_run(client, owner)
     yield created
