@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from shared.config import Settings
-from shared.sandbox.backends import SandboxedBot
+from shared.sandbox.backends import SandboxedBot, start_bot
 from shared.sandbox.uids import SandboxUids
 from shared.states import HostedContract
 
@@ -215,7 +215,7 @@ class SandboxKeeper:
 
 
 def _start(source: str, *, secret: str, contract: str, game: str, settings: Settings) -> SandboxedBot:
-    bot = SandboxedBot(
+    return start_bot(
         source,
         secret=secret,
         contract=contract,
@@ -224,8 +224,6 @@ def _start(source: str, *, secret: str, contract: str, game: str, settings: Sett
         dev_mode=settings.dev_mode,
         uids=SandboxUids.from_settings(settings),
     )
-    bot.start()
-    return bot
 
 
 _keeper: SandboxKeeper | None = None
