@@ -97,7 +97,7 @@ def baseline(game: BattleGame, seed: int, config: dict[str, Any], ticks: int) ->
     return time.process_time() - t0
 
 
-def run(name: str, config: dict[str, Any], matches: int) -> Split:
+def run(config: dict[str, Any], matches: int) -> Split:
     game = BattleGame()
     split = Split()
     for i in range(matches):
@@ -139,7 +139,7 @@ def main() -> None:
     counts = {"3v3": 3, "10v10": 1} if args.quick else {"3v3": 48, "10v10": 12}
     print("battle benchmark: built-in bots in process, one core, 120 Hz physics, 5 Hz decisions")
     for name, config in SCENARIOS.items():
-        report(name, run(name, config, counts[name]))
+        report(name, run(config, counts[name]))
 
 
 if __name__ == "__main__":

@@ -82,7 +82,7 @@ def per_call(
     return costs
 
 
-def noop(event: Event, topic: str) -> bool:
+def noop(_event: Event, _topic: str) -> bool:
     return True
 
 

@@ -1097,7 +1097,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
+def _exit_on_sigterm(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)  # every finally block stops processes and drops the database
 
 

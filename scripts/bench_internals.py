@@ -173,7 +173,7 @@ class AiohttpTransport:
         self,
         method: str,
         url: Any,
-        target: bytes,
+        _target: bytes,
         headers: list[tuple[bytes, bytes]],
         body: bytes,
         max_bytes: int,
@@ -205,7 +205,7 @@ class CannedTransport:
     def __init__(self, answer: bytes) -> None:
         self._answer = answer
 
-    async def exchange(self, *request: Any) -> tuple[int, bytes]:
+    async def exchange(self, *_request: Any) -> tuple[int, bytes]:
         return 200, self._answer
 
     async def aclose(self) -> None:

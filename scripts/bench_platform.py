@@ -546,7 +546,7 @@ def ceiling(throughput: dict[str, float]) -> float:
     return 60.0 / max(worker, total / (os.cpu_count() or 1))
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
+def _exit_on_sigterm(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)  # so that every finally block stops processes and drops the database
 
 

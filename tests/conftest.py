@@ -91,12 +91,12 @@ def _guarded(real: Callable[..., object]) -> Callable[..., object]:
     return lookup
 
 
-def _no_reverse_lookup(address: object) -> object:
+def _no_reverse_lookup(_address: object) -> object:
     """Reverse lookups (http.server's getfqdn) get "unknown" here instead of a query."""
     raise socket.herror(1, "reverse lookups are disabled in tests")
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
+def pytest_sessionstart(session: pytest.Session) -> None:  # noqa: ARG001 (pytest calls hooks by keyword)
     """From now on, in this process, only IP literals reach the system resolver."""
     socket.getaddrinfo = _guarded(socket.getaddrinfo)  # type: ignore[assignment]
     socket.gethostbyname = _guarded(socket.gethostbyname)  # type: ignore[assignment]
@@ -160,7 +160,7 @@ def redis_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def db_session(database_url: str):  # type: ignore[no-untyped-def]
+def db_session(database_url: str):  # type: ignore[no-untyped-def]  # noqa: ARG001 (requested for its side effect)
     from shared.db.session import get_sessionmaker
 
     session = get_sessionmaker()()

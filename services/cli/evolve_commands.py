@@ -204,7 +204,7 @@ def _local_key(data_dir: Path) -> str:
     return key
 
 
-def _database(args: argparse.Namespace, data_dir: Path) -> tuple[str, Any]:
+def _database(data_dir: Path) -> tuple[str, Any]:
     """The database URL to use, and what stops it (an embedded server) or None."""
     from shared.db.embedded import ensure_database, postgres_reachable, start_embedded_postgres
 
@@ -285,7 +285,7 @@ class _Interrupt:
     def __init__(self) -> None:
         self.asked = False
 
-    def __call__(self, signum: int, frame: FrameType | None) -> None:
+    def __call__(self, _signum: int, _frame: FrameType | None) -> None:
         if self.asked:
             raise KeyboardInterrupt
         self.asked = True
@@ -301,7 +301,7 @@ def _locally(args: argparse.Namespace, config: dict[str, Any]) -> int:
         if not args.resume:
             _validated(args.game, config, local=True)  # a bad option fails before any database starts
         backend = _sandbox(args.sandbox)
-        url, stop = _database(args, data_dir)
+        url, stop = _database(data_dir)
     try:
         with _platform(_settings(data_dir, database_url=url, sandbox_backend=backend)):
             from shared.db.migrations import migrate

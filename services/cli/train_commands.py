@@ -211,7 +211,7 @@ class _StopOnInterrupt:
         self.requested = False
         self._previous: Any = None
 
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
+    def _handle(self, _signum: int, _frame: FrameType | None) -> None:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
@@ -359,7 +359,7 @@ def evaluate(args: argparse.Namespace) -> int:
     secrets = tuple(args.secret or ([env_secret] if env_secret else []))
     every = max(1, args.races // 10)
 
-    def on_race(outcome: RaceOutcome, so_far: Evaluation) -> None:
+    def on_race(_outcome: RaceOutcome, so_far: Evaluation) -> None:
         if so_far.races % every == 0 or so_far.races == args.races:
             print(
                 f"  {so_far.races:>4}/{args.races} races  "

@@ -73,7 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     boards = LeaderboardCache(settings.leaderboard_cache_s)
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         configure_logging()
         access = install_access_log(settings.access_log_flush_s) if settings.access_log else None
         try:

@@ -79,7 +79,7 @@ def validation_problems(errors: list[Any]) -> list[dict[str, str]]:
     ]
 
 
-async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
     problems = validation_problems(list(exc.errors()))
     summary = "; ".join(f"{p['loc']}: {p['msg']}" for p in problems[:10]) or "invalid request"
     return JSONResponse({"detail": f"invalid request: {summary}", "errors": problems}, status_code=422)
@@ -96,7 +96,7 @@ async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResp
     )
 
 
-async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
     body: dict[str, Any] = {"detail": exc.detail}
     if exc.errors is not None:
         body["errors"] = exc.errors
@@ -123,7 +123,7 @@ def bot_error_status(exc: bot_errors.BotError) -> int:
     return 400
 
 
-async def _bot_error(request: Request, exc: bot_errors.BotError) -> JSONResponse:
+async def _bot_error(_request: Request, exc: bot_errors.BotError) -> JSONResponse:
     """Rendered like ApiError: `detail`, plus `errors` when the error carries structured details."""
     body: dict[str, Any] = {"detail": exc.message}
     if exc.details is not None:
@@ -142,7 +142,7 @@ TRAINING_ERROR_STATUS: dict[type[training_errors.TrainingError], int] = {
 """The HTTP status of each training-domain error."""
 
 
-async def _training_error(request: Request, exc: training_errors.TrainingError) -> JSONResponse:
+async def _training_error(_request: Request, exc: training_errors.TrainingError) -> JSONResponse:
     return JSONResponse({"detail": exc.message}, status_code=TRAINING_ERROR_STATUS.get(type(exc), 400))
 
 
@@ -173,7 +173,7 @@ EVOLUTION_ERROR_FIELD: dict[type[evolution_errors.EvolutionError], str] = {
 """The request field a refused run creation is about, listed in `errors` like a validation error."""
 
 
-async def _evolution_error(request: Request, exc: evolution_errors.EvolutionError) -> JSONResponse:
+async def _evolution_error(_request: Request, exc: evolution_errors.EvolutionError) -> JSONResponse:
     body: dict[str, Any] = {"detail": exc.message}
     field = EVOLUTION_ERROR_FIELD.get(type(exc))
     if field is not None:
@@ -184,11 +184,11 @@ async def _evolution_error(request: Request, exc: evolution_errors.EvolutionErro
     return JSONResponse(body, status_code=EVOLUTION_ERROR_STATUS.get(type(exc), 400), headers=headers)
 
 
-async def _match_request_error(request: Request, exc: MatchRequestError) -> JSONResponse:
+async def _match_request_error(_request: Request, exc: MatchRequestError) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=exc.status_code)
 
 
-async def _quota_exceeded(request: Request, exc: QuotaExceeded) -> JSONResponse:
+async def _quota_exceeded(_request: Request, exc: QuotaExceeded) -> JSONResponse:
     """429: `detail` names the quota and its setting; Retry-After says when it passes again."""
     return JSONResponse(
         {"detail": exc.message}, status_code=429, headers={"Retry-After": str(exc.retry_after_s)}

@@ -221,7 +221,7 @@ class TrainingHandler(JobHandler):
         }
         return ChunkResult(checkpoint=checkpoint, progress=progress, finished=trainer.finished, output=out)
 
-    def record(self, session: Session, work: ChunkWork, result: ChunkResult) -> None:
+    def record(self, session: Session, _work: ChunkWork, result: ChunkResult) -> None:
         output = result.output
         assert isinstance(output, ChunkOutput)
         store.record_chunk(session, output, get_settings().training_keep_checkpoints)

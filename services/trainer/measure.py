@@ -73,7 +73,7 @@ def measure_play(
         kinds = torch.full((count,), int(opponent), dtype=torch.long, device=env.device)
         return kinds, torch.zeros(count, dtype=torch.long, device=env.device)
 
-    def unused(features: torch.Tensor) -> torch.Tensor:
+    def unused(_features: torch.Tensor) -> torch.Tensor:
         raise AssertionError("no policy opponents here")
 
     env.reset(draw)

@@ -369,7 +369,7 @@ class Http1Transport:
     async def exchange(
         self,
         method: str,
-        url: httpx.URL,
+        _url: httpx.URL,
         target: bytes,
         headers: list[tuple[bytes, bytes]],
         body: bytes,

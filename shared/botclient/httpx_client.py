@@ -51,7 +51,7 @@ class _SocketStream(httpcore.AsyncNetworkStream):
         except OSError as exc:
             raise httpcore.WriteError(os_error_text(exc)) from exc
 
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ARG002 (httpcore passes it by keyword)
         if self._pending:
             await self._flush()
         try:
@@ -59,7 +59,7 @@ class _SocketStream(httpcore.AsyncNetworkStream):
         except OSError as exc:
             raise httpcore.ReadError(os_error_text(exc)) from exc
 
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ARG002 (httpcore passes it by keyword)
         if buffer:
             self._pending.append(bytes(buffer))
             self._pending_size += len(buffer)
@@ -71,7 +71,10 @@ class _SocketStream(httpcore.AsyncNetworkStream):
         self._sock.close()
 
     async def start_tls(
-        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+        self,
+        ssl_context: ssl.SSLContext,  # noqa: ARG002 (httpcore passes it by keyword)
+        server_hostname: str | None = None,  # noqa: ARG002 (httpcore passes it by keyword)
+        timeout: float | None = None,  # noqa: ARG002 (httpcore passes it by keyword)
     ) -> httpcore.AsyncNetworkStream:
         raise httpcore.UnsupportedProtocol("TLS is not available on this transport")
 
@@ -115,7 +118,7 @@ class _SocketBackend(httpcore.AsyncNetworkBackend):
         self,
         host: str,
         port: int,
-        timeout: float | None = None,
+        timeout: float | None = None,  # noqa: ARG002 (httpcore passes it by keyword)
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
@@ -141,7 +144,10 @@ class _SocketBackend(httpcore.AsyncNetworkBackend):
         return await _connected(sock, address)
 
     async def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ARG002 (httpcore passes it by keyword)
+        socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -278,7 +284,7 @@ class HttpxTransport:
         self,
         method: str,
         url: httpx.URL,
-        target: bytes,
+        _target: bytes,
         headers: list[tuple[bytes, bytes]],
         body: bytes,
         max_bytes: int,

@@ -227,7 +227,7 @@ class StaticResolver:
     def _normalise(name: str) -> str:
         return name.rstrip(".").lower()
 
-    async def __call__(self, host: str, port: int, timeout_s: float) -> list[IPAddress]:
+    async def __call__(self, host: str, _port: int, _timeout_s: float) -> list[IPAddress]:
         addresses = self._hosts.get(self._normalise(host))
         if addresses is None:
             raise EndpointRefused(f"cannot resolve {host!r}: not in the static host table")

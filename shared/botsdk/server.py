@@ -517,7 +517,7 @@ class _Connection(asyncio.Protocol):
         self._session.eof()
         return True  # the session closes once it has answered
 
-    def connection_lost(self, exc: Exception | None) -> None:
+    def connection_lost(self, _exc: Exception | None) -> None:
         self._session.closed = True
         if self._idle_timer is not None:
             self._idle_timer.cancel()
@@ -641,7 +641,7 @@ class BotServer:
         self._shut_down = False
         self._stopped = threading.Event()
 
-    def serve_forever(self, poll_interval: float = 0.5, *, serving: Callable[[], Any] | None = None) -> None:
+    def serve_forever(self, poll_interval: float = 0.5, *, serving: Callable[[], Any] | None = None) -> None:  # noqa: ARG002 (socketserver's signature; callers pass it by keyword)
         """Serve until `shutdown()` (or, on the main thread, Ctrl-C: KeyboardInterrupt). The event
         loop wakes on events; `poll_interval` is accepted for socketserver's signature only.
         `serving()` is called once connections are being accepted and every thread of the server

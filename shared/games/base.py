@@ -80,7 +80,7 @@ class Match(ABC):
     def observation(self, player: int) -> dict[str, JSON]:
         """The JSON observation a player's bot receives this turn, covering all of its units."""
 
-    def check_action(self, player: int, action: JSON | None) -> Sequence[str]:
+    def check_action(self, player: int, action: JSON | None) -> Sequence[str]:  # noqa: ARG002 (default of a hook games override)
         """Read one player's action as step() will, without applying it; return what was wrong
         with it (each problem counts as one invalid action), empty when it reads as sent.
 

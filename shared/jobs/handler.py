@@ -85,10 +85,10 @@ class JobHandler(ABC):
         """The chunk's work, from `work.checkpoint`. No transaction is open meanwhile. Must end well
         within the chunk task's soft time limit (minutes, not hours)."""
 
-    def record(self, session: Session, work: ChunkWork, result: ChunkResult) -> None:
+    def record(self, session: Session, work: ChunkWork, result: ChunkResult) -> None:  # noqa: ARG002 (default of a hook)
         """The chunk's own writes, in the open transaction that commits its checkpoint."""
         return None
 
-    def on_finished(self, session: Session, job: Job) -> None:
+    def on_finished(self, session: Session, job: Job) -> None:  # noqa: ARG002 (default of a hook)
         """Runs once, in the transaction that marks the job finished."""
         return None

@@ -227,7 +227,13 @@ class ProcessBackend(Backend):
         )
 
     def command(
-        self, work: Path, limits: SandboxLimits, fds: dict[str, int], *, uid: int, gid: int
+        self,
+        work: Path,
+        limits: SandboxLimits,  # noqa: ARG002 (the backend interface; this backend confines nothing)
+        fds: dict[str, int],  # noqa: ARG002
+        *,
+        uid: int,  # noqa: ARG002
+        gid: int,  # noqa: ARG002
     ) -> tuple[list[str], dict[str, str], str]:
         runtime = resolve_runtime(drops_privileges=self.drops_privileges)
         runner = os.path.join(staged_code_dir(), "hosted_runner.py")

@@ -40,11 +40,11 @@ def test_open_resolves_once_and_every_connection_goes_to_the_checked_address(
     header still naming the bot, and without asking the resolver again."""
     asked: list[str] = []
 
-    async def resolver(host: str, port: int, timeout_s: float) -> list[IPAddress]:
+    async def resolver(host: str, _port: int, _timeout_s: float) -> list[IPAddress]:
         asked.append(host)
         return [ipaddress.ip_address("127.0.0.1")]
 
-    monkeypatch.setattr(bot_http, "resolver_for", lambda settings: resolver)
+    monkeypatch.setattr(bot_http, "resolver_for", lambda _settings: resolver)
     settings = Settings(dev_mode=True, secret_key="k", bot_networks=["127.0.0.0/8"])
     with hostile_server() as server:
 

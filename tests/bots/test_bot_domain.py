@@ -115,7 +115,7 @@ def test_a_name_taken_between_check_and_commit_is_still_a_name_conflict(
     """Two registrations racing for one name: the loser gets BotNameTaken from the unique index."""
     owner = new_user()
     first = _hosted(db_session, owner)
-    monkeypatch.setattr(service, "_ensure_name_free", lambda *args, **kwargs: None)
+    monkeypatch.setattr(service, "_ensure_name_free", lambda *_args, **_kwargs: None)
     with pytest.raises(bots.BotNameTaken):
         bots.register_hosted_bot(
             db_session, get_settings(), owner, name=first.name, game="podracing", source=DECIDE_SOURCE

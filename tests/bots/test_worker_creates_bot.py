@@ -33,7 +33,7 @@ WHEN = {"id", "name", "created_at", "updated_at"}
 
 
 @pytest.fixture(scope="module")
-def bots_worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
+def bots_worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     """A worker for the test tasks only, with the runner's worker flags (see
     services.match_runner.commands): one process, no gossip, mingle or heartbeat."""
     command = [PYTHON, "-m", "celery", "-A", "tests.bots.worker_tasks", "worker"]

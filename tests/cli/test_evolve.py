@@ -19,7 +19,8 @@ SMALL = [
 
 
 @pytest.mark.slow
-def test_an_offline_run_writes_its_run_directory(tmp_path: Path, database_url: str) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_an_offline_run_writes_its_run_directory(tmp_path: Path) -> None:
     out = tmp_path / "run"
     done = run_cli(
         "evolve", "battle", "--generations", "2", *SMALL, "--selection", "fitness",
@@ -46,7 +47,8 @@ def test_an_offline_run_writes_its_run_directory(tmp_path: Path, database_url: s
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_after_the_step_and_resume_goes_on(tmp_path: Path, database_url: str) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_ctrl_c_stops_after_the_step_and_resume_goes_on(tmp_path: Path) -> None:
     out = tmp_path / "run"
     process = start_cli("evolve", "battle", "--generations", "4", *SMALL, "--out", str(out), cwd=tmp_path)
     deadline = time.monotonic() + 120
@@ -79,7 +81,6 @@ def test_ctrl_c_stops_after_the_step_and_resume_goes_on(tmp_path: Path, database
     ],
 )
 @pytest.mark.slow
-def test_bad_options_are_one_line_errors(
-    tmp_path: Path, database_url: str, args: list[str], expected: str
-) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_bad_options_are_one_line_errors(tmp_path: Path, args: list[str], expected: str) -> None:
     assert_one_line_error(run_cli(*args, cwd=tmp_path), expected)

@@ -453,8 +453,9 @@ BEAT_SCHEDULE = "/tmp/celerybeat-schedule"
 
 
 @pytest.mark.e2e
+@pytest.mark.usefixtures("database_url")
 def test_every_service_command_starts_natively_and_becomes_healthy(
-    database_url: str, private_redis_url: str, tmp_path: Path
+    private_redis_url: str, tmp_path: Path
 ) -> None:
     required = secrets_env()
     services = load_compose({**required, "PATH": os.environ["PATH"]})["services"]

@@ -33,7 +33,7 @@ class FakeApi:
         answer = self.answers.get(path, {"items": []})
         return answer(params) if callable(answer) else answer
 
-    def post(self, path: str, body: Any = None, ok: tuple[int, ...] = (200, 201)) -> httpx.Response:
+    def post(self, path: str, body: Any = None, ok: tuple[int, ...] = (200, 201)) -> httpx.Response:  # noqa: ARG002 (the client's signature)
         self.calls.append(("POST", path))
         return httpx.Response(self.status.get(path, 200), json={})
 

@@ -36,8 +36,9 @@ def _start_bot(spawn: Callable[..., ManagedProcess], name: str, module: str) -> 
 
 
 @pytest.mark.e2e
+@pytest.mark.usefixtures("database_url")
 def test_challenge_played_by_a_real_worker(
-    database_url: str, private_redis_url: str, spawn: Callable[..., ManagedProcess]
+    private_redis_url: str, spawn: Callable[..., ManagedProcess]
 ) -> None:
     admin_key = "arena_e2e_" + secrets.token_urlsafe(24)
     env = {"ARENA_REDIS_URL": private_redis_url, "ARENA_BOOTSTRAP_ADMIN_KEY": admin_key}

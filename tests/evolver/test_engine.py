@@ -289,7 +289,7 @@ def test_a_root_that_answers_without_tools_or_fails_is_replaced_by_the_built_in_
 
 
 def test_identical_programs_are_never_stored_or_evaluated_twice(stub: LlmStub) -> None:
-    def intercept(body: dict[str, Any], index: int) -> Reply | None:
+    def intercept(body: dict[str, Any], _index: int) -> Reply | None:
         if not is_root(body):
             parent = body["messages"][-1]["content"].split("```python\n", 1)[1].split("\n```", 1)[0]
             return Reply(

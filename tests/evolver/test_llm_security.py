@@ -158,7 +158,7 @@ def settings(operator_stub: LlmStub) -> Settings:
 
 
 @pytest.fixture(scope="module")
-def worker(operator_stub: LlmStub, rebinding: tuple[LlmStub, InternalService]) -> Iterator[ManagedProcess]:
+def worker(operator_stub: LlmStub, rebinding: tuple[LlmStub, InternalService]) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     endpoints = {
         name: {**e.model_dump(mode="json"), "api_key": OPERATOR_KEY}
         for name, e in registry(operator_stub).items()
@@ -364,7 +364,7 @@ def test_a_running_run_stops_at_its_owners_daily_llm_quota(
 def test_a_redirect_is_not_followed_and_its_target_is_never_shown(
     settings: Settings, worker: ManagedProcess, internal: InternalService
 ) -> None:
-    stub = LlmStub(lambda body, index: Reply(307, {}, headers={"Location": f"{internal.url}/admin"}))
+    stub = LlmStub(lambda _body, _index: Reply(307, {}, headers={"Location": f"{internal.url}/admin"}))
     try:
         cfg = small({"base_url": stub.url, "root_model": PRICED_MODEL, "child_model": PRICED_MODEL})
         run_id, job_id = start(settings, cfg, api_key=USER_KEY)

@@ -81,8 +81,9 @@ def slow_stub() -> Iterator[LlmStub]:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("database_url", "redis_url")
 def test_a_killed_worker_is_replaced_and_nothing_is_paid_stored_or_evaluated_twice(
-    database_url: str, redis_url: str, slow_stub: LlmStub
+    slow_stub: LlmStub,
 ) -> None:
     cfg = config(
         llm={
@@ -140,9 +141,8 @@ def test_a_killed_worker_is_replaced_and_nothing_is_paid_stored_or_evaluated_twi
 
 
 @pytest.mark.slow
-def test_a_promoted_program_is_a_hosted_bot_that_plays_a_ladder_match(
-    database_url: str, redis_url: str
-) -> None:
+@pytest.mark.usefixtures("database_url", "redis_url")
+def test_a_promoted_program_is_a_hosted_bot_that_plays_a_ladder_match() -> None:
     from tests.match_runner.conftest import start_worker, wait_for_match
 
     owner = make_user("promoter")
@@ -203,9 +203,8 @@ def test_a_promoted_program_is_a_hosted_bot_that_plays_a_ladder_match(
 
 
 @pytest.mark.slow
-def test_the_tournament_plays_the_live_fleet_on_the_matches_queue_unrated(
-    database_url: str, redis_url: str
-) -> None:
+@pytest.mark.usefixtures("database_url", "redis_url")
+def test_the_tournament_plays_the_live_fleet_on_the_matches_queue_unrated() -> None:
     from services.evolver.seeds import seed_program
     from shared import bots
     from shared.db.models import EvolutionRun, MatchParticipant, Rating

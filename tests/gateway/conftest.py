@@ -32,7 +32,7 @@ class Account:
 
 
 @pytest.fixture(scope="session")
-def client(database_url: str, redis_url: str) -> Iterator[TestClient]:
+def client(database_url: str, redis_url: str) -> Iterator[TestClient]:  # noqa: ARG001 (requested for its side effect)
     from services.gateway.app import create_app
     from shared.config import get_settings
 
@@ -42,7 +42,7 @@ def client(database_url: str, redis_url: str) -> Iterator[TestClient]:
 
 
 @pytest.fixture(scope="session")
-def gateway_url(client: TestClient) -> Iterator[str]:
+def gateway_url(client: TestClient) -> Iterator[str]:  # noqa: ARG001 (requested for its side effect)
     """The same gateway as a real uvicorn process on the same database and Redis (no worker runs,
     so matches it creates stay queued)."""
     from tests.conftest import PYTHON, ManagedProcess, free_port

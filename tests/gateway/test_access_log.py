@@ -26,11 +26,11 @@ from services.gateway.access_log import (
 from services.gateway.metrics import GatewayMetrics, MetricsMiddleware
 
 
-async def _ok(request: Request) -> PlainTextResponse:
+async def _ok(_request: Request) -> PlainTextResponse:
     return PlainTextResponse("ok", status_code=201)
 
 
-async def _broken(request: Request) -> PlainTextResponse:
+async def _broken(_request: Request) -> PlainTextResponse:
     raise RuntimeError("boom")
 
 
@@ -115,7 +115,8 @@ def test_closing_writes_what_is_held_and_uvicorn_is_quieted() -> None:
 
 
 @pytest.mark.slow
-def test_the_real_server_logs_each_request_once(client: TestClient) -> None:
+@pytest.mark.usefixtures("client")
+def test_the_real_server_logs_each_request_once() -> None:
     """The gateway as deployed (plain `uvicorn` command): our line, with its duration, and not
     uvicorn's own for the same request."""
     from tests.conftest import PYTHON, ManagedProcess, free_port

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
@@ -66,7 +67,8 @@ def test_cannot_revoke_someone_elses_key(client: TestClient, alice: Account, bob
     assert client.delete(f"/api/v1/me/api-keys/{uuid.uuid4()}", headers=alice.headers).status_code == 404
 
 
-def test_api_keys_are_stored_hashed(client: TestClient, alice: Account, db_session) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.usefixtures("client")
+def test_api_keys_are_stored_hashed(alice: Account, db_session) -> None:  # type: ignore[no-untyped-def]
     user = db_session.scalar(select(User).where(User.name == alice.name))
     rows = db_session.scalars(select(ApiKey).where(ApiKey.user_id == user.id)).all()
     assert len(rows) == 1

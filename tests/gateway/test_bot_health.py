@@ -37,7 +37,7 @@ SUSPEND_AFTER = 3
 
 
 @pytest.fixture(scope="module")
-def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
+def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     process = start_worker("health-worker")
     yield process
     process.stop()

@@ -7,6 +7,7 @@ import json
 import uuid
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
@@ -265,9 +266,8 @@ def test_http_bots_take_no_code_uploads(client: TestClient, alice: Account, http
     assert "hosted" in answer.json()["detail"]
 
 
-def test_rows_are_what_the_api_says(
-    client: TestClient, alice: Account, http_bot: dict[str, Any], db_session
-) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.usefixtures("client", "alice")
+def test_rows_are_what_the_api_says(http_bot: dict[str, Any], db_session) -> None:  # type: ignore[no-untyped-def]
     rows = db_session.scalars(select(BotVersion).where(BotVersion.bot_id == uuid.UUID(http_bot["id"]))).all()
     assert [v.number for v in rows] == [1]
     assert rows[0].notes == {"endpoint": http_bot["endpoint"]}

@@ -194,8 +194,9 @@ def test_bots_deactivate_and_reactivate_by_name_for_their_owner_only(
     )
 
 
+@pytest.mark.usefixtures("make_user")
 def test_an_admin_creates_an_account_whose_key_works(
-    gateway_url: str, admin: Account, make_user: Callable[..., Account], tmp_path: Path
+    gateway_url: str, admin: Account, tmp_path: Path
 ) -> None:
     admin_env = {"ARENA_URL": gateway_url, "ARENA_API_KEY": admin.key}
     name = unique("cli-account")

@@ -110,7 +110,8 @@ def test_validation_errors_name_the_fields(client: TestClient, alice: Account) -
     assert "JSON" in broken.json()["detail"]
 
 
-def test_unknown_routes_and_methods(client: TestClient, alice: Account) -> None:
+@pytest.mark.usefixtures("alice")
+def test_unknown_routes_and_methods(client: TestClient) -> None:
     unknown = client.get("/api/v1/nothing-here")
     assert unknown.status_code == 404
     assert "no such route" in unknown.json()["detail"]

@@ -26,7 +26,7 @@ def _published() -> Iterator[list[tuple[str, Any, str]]]:
     """Every Celery message published meanwhile: (task name, args, routing key)."""
     sent: list[tuple[str, Any, str]] = []
 
-    def record(sender: str, headers: dict[str, Any], body: Any, routing_key: str = "", **_: Any) -> None:
+    def record(sender: str, headers: dict[str, Any], body: Any, routing_key: str = "", **_: Any) -> None:  # noqa: ARG001 (Celery sends signals by keyword)
         sent.append((sender, body[0] if isinstance(body, tuple | list) else body, routing_key))
 
     before_task_publish.connect(record, weak=False)
@@ -36,8 +36,9 @@ def _published() -> Iterator[list[tuple[str, Any, str]]]:
         before_task_publish.disconnect(record)
 
 
+@pytest.mark.usefixtures("redis_url")
 def test_challenge_is_stored_and_queued(
-    client: TestClient, alice: Account, bob: Account, http_bot: dict[str, Any], redis_url: str
+    client: TestClient, alice: Account, bob: Account, http_bot: dict[str, Any]
 ) -> None:
     theirs = register_hosted_bot(client, bob)
     with _published() as sent:

@@ -67,7 +67,7 @@ def generated(client: TestClient, tmp_path_factory: pytest.TempPathFactory) -> I
         shutil.rmtree(folder / PACKAGE, ignore_errors=True)
 
 
-def _call(generated: ModuleType, module: str, **kwargs: Any) -> Any:
+def _call(_generated: ModuleType, module: str, **kwargs: Any) -> Any:
     endpoint = importlib.import_module(f"{PACKAGE}.api.{module}")
     return endpoint.sync_detailed(**kwargs)
 

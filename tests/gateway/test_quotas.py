@@ -350,7 +350,7 @@ QUOTA_ENV = {"ARENA_QUOTA_BOTS_PER_HOUR": "3", "ARENA_QUOTA_UPLOADS_PER_HOUR": "
 
 
 @pytest.fixture(scope="module")
-def quota_gateway(client: TestClient) -> Iterator[str]:
+def quota_gateway(client: TestClient) -> Iterator[str]:  # noqa: ARG001 (requested for its side effect)
     """A real uvicorn gateway on the same database, with tight quotas from its environment."""
     port = free_port()
     process = ManagedProcess(

@@ -80,7 +80,7 @@ def set_running(model: type[TrainingRun] | type[EvolutionRun], run_id: str, **va
 
 
 @pytest.fixture(scope="module")
-def site(client: TestClient, make_user: Any, database_url: str) -> Site:
+def site(client: TestClient, make_user: Any, database_url: str) -> Site:  # noqa: ARG001 (requested for its side effect)
     from shared.db.session import get_sessionmaker
 
     owner, other = make_user("tour"), make_user("rival")

@@ -13,7 +13,7 @@ from tests.gateway.conftest import Account, BotServer, unique
 
 
 @pytest.fixture(scope="module")
-def production_client(client: TestClient) -> Iterator[TestClient]:
+def production_client(client: TestClient) -> Iterator[TestClient]:  # noqa: ARG001 (requested for its side effect)
     """The same app and database, but with development mode off."""
     from services.gateway.app import create_app
     from shared.config import get_settings

@@ -203,10 +203,10 @@ def test_an_admin_may_follow_any_run(gateway_url: str, admin: Account, alice_run
 @pytest.mark.parametrize(
     ("first_message", "code", "reason"),
     [
-        (lambda run, bob: auth("arena_not_a_key_at_all_0123456789"), 4401, "invalid or revoked API key"),
-        (lambda run, bob: auth(bob.key), 4404, "unknown training run"),
-        (lambda run, bob: "hello", 4401, 'send {"type": "auth", "api_key": "<your API key>"} first'),
-        (lambda run, bob: json.dumps({"api_key": bob.key}), 4401, 'send {"type": "auth", "api_key": '),
+        (lambda _run, _bob: auth("arena_not_a_key_at_all_0123456789"), 4401, "invalid or revoked API key"),
+        (lambda _run, bob: auth(bob.key), 4404, "unknown training run"),
+        (lambda _run, _bob: "hello", 4401, 'send {"type": "auth", "api_key": "<your API key>"} first'),
+        (lambda _run, bob: json.dumps({"api_key": bob.key}), 4401, 'send {"type": "auth", "api_key": '),
     ],
     ids=["wrong-key", "another-users-key", "not-json", "no-type"],
 )

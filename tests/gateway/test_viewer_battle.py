@@ -74,7 +74,7 @@ def hostile_replay(replay: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def battle_matches(client: TestClient, make_user: Any, database_url: str) -> BattleMatches:
+def battle_matches(client: TestClient, make_user: Any, database_url: str) -> BattleMatches:  # noqa: ARG001 (requested for its side effect)
     from shared.db.session import get_sessionmaker
 
     game = BattleGame()

@@ -33,7 +33,7 @@ BOT_LATENCY_S = "0.05"
 
 
 @pytest.fixture
-def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
+def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     process = start_worker("viewer-live")
     yield process
     process.stop()

@@ -231,7 +231,8 @@ def test_empty_tables_say_so() -> None:
     assert (recent.headers, recent.rows) == (MATCH_COLUMNS, [["nothing yet"]])
 
 
-def test_static_files_have_cache_headers(client: TestClient, database_url: str) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_static_files_have_cache_headers(client: TestClient) -> None:
     page = client.get("/").text
     css_href = page.split('rel="stylesheet" href="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
     path, _, version = css_href.partition("?v=")
@@ -265,7 +266,8 @@ def test_static_files_have_cache_headers(client: TestClient, database_url: str) 
 
 
 @pytest.mark.browser
-def test_front_page_in_a_browser(gateway_url: str, front_page_data: FrontPageData, database_url: str) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_front_page_in_a_browser(gateway_url: str, front_page_data: FrontPageData) -> None:
     """Chromium shows the hostile names as text, runs none of them, and styles the page from
     /static, with nothing requested from anywhere but the gateway."""
     data = front_page_data

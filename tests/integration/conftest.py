@@ -53,7 +53,7 @@ def start_hosted_worker(name: str, sandbox_tmp: Path) -> ManagedProcess:
 
 
 @pytest.fixture(scope="session")
-def owner_id(database_url: str) -> uuid.UUID:
+def owner_id(database_url: str) -> uuid.UUID:  # noqa: ARG001 (requested for its side effect)
     with session_scope() as session:
         user = User(name=f"integration-{uuid.uuid4().hex[:8]}")
         session.add(user)

@@ -54,7 +54,7 @@ def hosted_source(strategy: str) -> str:
 
 
 @pytest.fixture
-def battle_ladder_world(database_url: str, redis_url: str) -> Iterator[None]:
+def battle_ladder_world(database_url: str, redis_url: str) -> Iterator[None]:  # noqa: ARG001 (requested for its side effect)
     """Only this test's bots are active on any ladder, and the matches queue starts empty."""
     client = redis.Redis.from_url(redis_url)
 
@@ -72,8 +72,9 @@ def battle_ladder_world(database_url: str, redis_url: str) -> Iterator[None]:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("battle_ladder_world")
 def test_ladder_battle_between_hosted_bots_is_played_rated_and_replayable(
-    battle_ladder_world: None, owner_id: uuid.UUID, sandbox_tmp: Path, redis_url: str
+    owner_id: uuid.UUID, sandbox_tmp: Path, redis_url: str
 ) -> None:
     bots = {
         register_hosted_bot(owner_id, "battle", hosted_source(s), "decide", f"battle-{s}"): s

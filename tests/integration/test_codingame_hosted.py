@@ -65,7 +65,7 @@ while True:
 
 
 @pytest.fixture(scope="module")
-def cg_worker(database_url: str, redis_url: str, sandbox_tmp: Path) -> Iterator[ManagedProcess]:
+def cg_worker(database_url: str, redis_url: str, sandbox_tmp: Path) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     process = start_hosted_worker("codingame-worker", sandbox_tmp)
     yield process
     process.stop()

@@ -49,18 +49,18 @@ heartbeat is 3 s old lost its worker."""
 
 
 @pytest.fixture(scope="module")
-def tables(database_url: str) -> None:
+def tables(database_url: str) -> None:  # noqa: ARG001 (requested for its side effect)
     create_tables()
 
 
 @pytest.fixture(autouse=True)
-def _empty_queue(redis_url: str, tables: None) -> None:
+def _empty_queue(redis_url: str, tables: None) -> None:  # noqa: ARG001 (requested for its side effect)
     """Chunk messages a previous test left behind (duplicates, stopped jobs) must not leak in."""
     redis.Redis.from_url(redis_url).delete(QUEUE_TRAINING)
 
 
 @pytest.fixture(scope="module")
-def reaper(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
+def reaper(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     """A real match-runner worker: the reaper task it runs reaps long jobs too."""
     process = start_worker("reaper", JOB_ENV)
     yield process
@@ -221,7 +221,8 @@ def test_duplicate_chunk_messages_are_no_ops(sample_worker: Callable[..., Manage
     assert _starts(job_id) == Counter({0: 1, 1: 1, 2: 1})
 
 
-def test_a_message_for_a_chunk_not_due_or_already_done_is_a_no_op(database_url: str) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_a_message_for_a_chunk_not_due_or_already_done_is_a_no_op() -> None:
     with session_scope() as session:
         job_id = create_job(session, SAMPLE, {"chunks": 3, "sleep_s": 0}).id
     assert run_chunk(HANDLER, job_id, 1) is ChunkOutcome.SKIPPED, "chunk 1 is not due yet"
@@ -289,7 +290,8 @@ def test_stop_at_a_chunk_boundary_and_resume(sample_worker: Callable[..., Manage
         resume_job(job_id)
 
 
-def test_a_queued_job_stops_at_once_and_its_message_is_a_no_op(database_url: str) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_a_queued_job_stops_at_once_and_its_message_is_a_no_op() -> None:
     with session_scope() as session:
         job_id = create_job(session, SAMPLE, {"chunks": 1, "sleep_s": 0}).id
     assert stop_job(job_id) == JobStatus.STOPPED
@@ -320,7 +322,8 @@ def test_a_failing_chunk_is_retried_then_the_job_fails_and_can_be_resumed(
     assert [(c, attempt) for c, attempt, _ in _results(job_id)] == [(0, 1), (1, 2), (2, 1)]
 
 
-def test_a_permanent_failure_fails_the_job_at_once(database_url: str) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_a_permanent_failure_fails_the_job_at_once() -> None:
     """PermanentJobError: no retries (the first claim fails the job), the message is the job's error;
     resuming tries again, from the last checkpoint."""
     message = "device 'cuda' requested but this machine has no CUDA GPU"
@@ -385,7 +388,8 @@ def test_a_lost_chunk_message_is_sent_again_by_the_reaper(
 
 
 @pytest.mark.slow
-def test_the_reaper_fails_jobs_out_of_attempts_and_stops_dead_stopping_jobs(database_url: str) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_the_reaper_fails_jobs_out_of_attempts_and_stops_dead_stopping_jobs() -> None:
     long_ago = datetime.now(UTC) - timedelta(hours=1)
     ids = {}
     for name, status, attempts in [

@@ -45,7 +45,7 @@ RUN_LIMIT_S = 20.0
 
 
 @pytest.fixture(scope="module")
-def broker(database_url: str) -> Iterator[OwnedRedis]:
+def broker(database_url: str) -> Iterator[OwnedRedis]:  # noqa: ARG001 (requested for its side effect)
     create_tables()
     with owned_redis() as server:
         yield server

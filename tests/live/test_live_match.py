@@ -31,7 +31,7 @@ def two_bots(
 
 
 @pytest.fixture
-def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
+def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     process = start_worker("live-worker")
     yield process
     process.stop()
@@ -78,9 +78,8 @@ def test_a_match_played_by_a_real_worker_is_watched_live_turn_by_turn(
 
 
 @pytest.mark.slow
-def test_a_long_match_finishes_when_the_events_redis_is_down(
-    database_url: str, redis_url: str, two_bots: list[uuid.UUID]
-) -> None:
+@pytest.mark.usefixtures("database_url", "redis_url")
+def test_a_long_match_finishes_when_the_events_redis_is_down(two_bots: list[uuid.UUID]) -> None:
     """Hundreds of frames queued for a Redis that refuses every connection: the match is not slowed
     into failure, and it is rated as usual."""
     worker = start_worker(

@@ -77,7 +77,7 @@ def start_worker(name: str, env: dict[str, str] | None = None) -> ManagedProcess
 
 
 @pytest.fixture(scope="session")
-def user_id(database_url: str) -> uuid.UUID:
+def user_id(database_url: str) -> uuid.UUID:  # noqa: ARG001 (requested for its side effect)
     with session_scope() as session:
         user = User(name=f"runner-tests-{uuid.uuid4().hex[:8]}")
         session.add(user)
@@ -202,7 +202,7 @@ def assert_rated_exactly_once(match_id: uuid.UUID) -> list[MatchParticipant]:
 
 
 @pytest.fixture(scope="module")
-def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
+def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     """A worker that also serves its Prometheus metrics on `process.metrics_url`."""
     port = free_port()
     process = start_worker("worker", {"ARENA_WORKER_METRICS_PORT": str(port)})
@@ -212,7 +212,7 @@ def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
 
 
 @pytest.fixture(scope="module")
-def good_bot(database_url: str) -> Iterator[RunningBot]:
+def good_bot(database_url: str) -> Iterator[RunningBot]:  # noqa: ARG001 (requested for its side effect)
     bot = start_bot("ok")
     yield bot
     bot.process.stop()

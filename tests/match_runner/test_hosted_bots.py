@@ -47,7 +47,7 @@ def sandbox_tmp() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def hosted_worker(database_url: str, redis_url: str, sandbox_tmp: Path) -> Iterator[ManagedProcess]:
+def hosted_worker(database_url: str, redis_url: str, sandbox_tmp: Path) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
     process = start_worker("hosted-worker", {"TMPDIR": str(sandbox_tmp), "ARENA_SANDBOX_BACKEND": "bwrap"})

@@ -41,7 +41,7 @@ FAILING = [
 
 
 @pytest.fixture(scope="module")
-def gateway(database_url: str, redis_url: str) -> Iterator[TestClient]:
+def gateway(database_url: str, redis_url: str) -> Iterator[TestClient]:  # noqa: ARG001 (requested for its side effect)
     from services.gateway.app import create_app
 
     with TestClient(create_app(get_settings()), raise_server_exceptions=False) as client:
@@ -188,7 +188,7 @@ class FragileMatch(PodracingMatch):
         if isinstance(action, dict) and any(isinstance(pod, str) for pod in action.get("pods", [])):
             raise KeyError("a bug in the game's action reading")
 
-    def check_action(self, player: int, action: JSON | None) -> None:
+    def check_action(self, _player: int, action: JSON | None) -> None:
         self._read(action)
 
     def step(self, actions: Sequence[JSON | None]) -> StepResult:
@@ -198,7 +198,7 @@ class FragileMatch(PodracingMatch):
 
 
 class FragileGame(PodracingGame):
-    def create_match(self, seed: int, config: dict[str, JSON] | None = None, num_players: int = 2) -> Match:
+    def create_match(self, seed: int, config: dict[str, JSON] | None = None, _num_players: int = 2) -> Match:
         return FragileMatch(seed, PodracingConfig.model_validate(config or {}))
 
 

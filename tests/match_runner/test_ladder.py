@@ -81,7 +81,7 @@ def test_not_enough_bots_means_no_match() -> None:
 
 
 @pytest.fixture
-def ladder_world(database_url: str, redis_url: str) -> Iterator[None]:
+def ladder_world(database_url: str, redis_url: str) -> Iterator[None]:  # noqa: ARG001 (requested for its side effect)
     """Only this test's bots are active, and the matches queue starts empty."""
     client = redis.Redis.from_url(redis_url)
     with session_scope() as session:
@@ -99,8 +99,9 @@ def ladder_world(database_url: str, redis_url: str) -> Iterator[None]:
         )
 
 
+@pytest.mark.usefixtures("ladder_world")
 def test_ladder_tick_respects_the_pending_cap_and_queues_real_tasks(
-    ladder_world: None, register_bot: Callable[..., uuid.UUID], redis_url: str
+    register_bot: Callable[..., uuid.UUID], redis_url: str
 ) -> None:
     bot_ids = [register_bot() for _ in range(4)]
     waited = register_bot()
@@ -136,8 +137,9 @@ def test_ladder_tick_respects_the_pending_cap_and_queues_real_tasks(
         assert session.scalars(select(Rating).where(Rating.bot_id == waited)).first() is None
 
 
+@pytest.mark.usefixtures("ladder_world")
 def test_a_ladder_match_whose_message_was_lost_does_not_hold_its_slot_without_one(
-    ladder_world: None, register_bot: Callable[..., uuid.UUID], redis_url: str
+    register_bot: Callable[..., uuid.UUID], redis_url: str
 ) -> None:
     """A pending ladder match counts against the cap only with a message a worker will get: a round
     first sends again what the broker lost (before, the lost match held its slot, unplayed, until
@@ -163,8 +165,9 @@ def test_a_ladder_match_whose_message_was_lost_does_not_hold_its_slot_without_on
     assert len(waiting) == 1, "...and has its message again"
 
 
+@pytest.mark.usefixtures("ladder_world")
 def test_ladder_seats_the_games_ladder_size_even_when_more_bots_could_play(
-    ladder_world: None, register_bot: Callable[..., uuid.UUID]
+    register_bot: Callable[..., uuid.UUID],
 ) -> None:
     """battle allows up to 4 players in a challenge, but its ladder plays one-on-one."""
     bot_ids = [register_bot() for _ in range(6)]
@@ -181,9 +184,8 @@ def test_ladder_seats_the_games_ladder_size_even_when_more_bots_could_play(
 
 
 @pytest.mark.slow
-def test_a_stale_ladder_tick_expires_instead_of_scheduling(
-    ladder_world: None, register_bot: Callable[..., uuid.UUID], redis_url: str
-) -> None:
+@pytest.mark.usefixtures("ladder_world", "redis_url")
+def test_a_stale_ladder_tick_expires_instead_of_scheduling(register_bot: Callable[..., uuid.UUID]) -> None:
     """Beat ticks wait behind matches in the queue; one older than its interval must not run late
     (a backlog of them once scheduled matches for bots that had since gone away)."""
     from services.match_runner.tasks import TASK_LADDER_TICK

@@ -63,7 +63,7 @@ def _metrics_worker(name: str, env: dict[str, str] | None = None) -> ManagedProc
 
 
 @pytest.fixture
-def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
+def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     """A worker of this test's own (a worker left from another test would take our matches)."""
     process = _metrics_worker("events-worker")
     yield process
@@ -155,9 +155,8 @@ def test_a_real_match_announces_its_start_and_its_rated_result(
 
 
 @pytest.mark.slow
-def test_a_failed_match_announces_its_failure(
-    worker: ManagedProcess, register_bot: Callable[..., uuid.UUID]
-) -> None:
+@pytest.mark.usefixtures("worker")
+def test_a_failed_match_announces_its_failure(register_bot: Callable[..., uuid.UUID]) -> None:
     nowhere = [register_bot(endpoint=f"http://127.0.0.1:{free_port()}") for _ in range(2)]
     match_id, events = play_and_listen(nowhere)
     assert [type(e) for e in events] == [MatchStarted, MatchFinished], events
@@ -176,9 +175,8 @@ def test_a_failed_match_announces_its_failure(
 
 
 @pytest.mark.slow
-def test_a_match_the_reaper_gives_up_on_announces_its_failure(
-    worker: ManagedProcess, two_bots: list[uuid.UUID]
-) -> None:
+@pytest.mark.usefixtures("worker")
+def test_a_match_the_reaper_gives_up_on_announces_its_failure(two_bots: list[uuid.UUID]) -> None:
     """A match whose workers kept dying is failed by the reaper's SQL, not by a worker: the reaper
     task announces it after its transaction commits."""
     match_id = queue_match(two_bots, send=False)
@@ -221,8 +219,9 @@ def _silent_port(sock: socket.socket) -> int:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("events_redis", ["down", "stalled"])
+@pytest.mark.usefixtures("database_url", "redis_url")
 def test_a_match_finishes_and_is_rated_when_the_events_redis_is_unusable(
-    database_url: str, redis_url: str, two_bots: list[uuid.UUID], events_redis: str
+    two_bots: list[uuid.UUID], events_redis: str
 ) -> None:
     with socket.socket() as silent:
         port = _silent_port(silent) if events_redis == "stalled" else free_port()

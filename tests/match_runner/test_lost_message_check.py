@@ -62,7 +62,7 @@ def settings(broker: OwnedRedis) -> Settings:
 
 
 @pytest.fixture
-def send(broker: OwnedRedis, settings: Settings) -> Iterator[Callable[..., None]]:
+def send(broker: OwnedRedis, settings: Settings) -> Iterator[Callable[..., None]]:  # noqa: ARG001 (requested for its side effect)
     """Sends a match's play message to this module's Redis, as enqueue_match does."""
     app = create_celery(settings)
 

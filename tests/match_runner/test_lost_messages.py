@@ -95,7 +95,7 @@ def _cancel(match_id: uuid.UUID) -> None:
 
 
 @pytest.fixture(scope="module")
-def start_player(database_url: str, redis_url: str) -> Iterator[Callable[[], ManagedProcess]]:
+def start_player(database_url: str, redis_url: str) -> Iterator[Callable[[], ManagedProcess]]:  # noqa: ARG001 (requested for its side effect)
     """Starts the module's worker when first called: until then, messages wait in the broker for
     the tests to delete or duplicate."""
     started: list[ManagedProcess] = []
@@ -178,8 +178,9 @@ def test_the_beat_reaper_task_resends_a_match_whose_message_never_arrived(
     _assert_played_and_rated_once(match_id)
 
 
+@pytest.mark.usefixtures("database_url")
 def test_a_requeued_match_is_not_also_resent_in_the_same_round(
-    database_url: str, register_bot: Callable[..., uuid.UUID]
+    register_bot: Callable[..., uuid.UUID],
 ) -> None:
     match_id = queue_match([register_bot(), register_bot()], send=False)
     long_ago = datetime.now(UTC) - timedelta(days=10)
@@ -202,9 +203,8 @@ def test_a_requeued_match_is_not_also_resent_in_the_same_round(
     _cancel(match_id)
 
 
-def test_concurrent_reapers_resend_a_match_once(
-    database_url: str, register_bot: Callable[..., uuid.UUID]
-) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_concurrent_reapers_resend_a_match_once(register_bot: Callable[..., uuid.UUID]) -> None:
     match_id = queue_match([register_bot(), register_bot()], send=False)
     _sent_ago(match_id, timedelta(days=10))
     barrier = threading.Barrier(4)

@@ -88,9 +88,9 @@ def _run_ladder(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.usefixtures("ladder_world")
 def test_every_pair_within_reach_meets_including_a_newcomer(
     seed: int,
-    ladder_world: None,  # noqa: F811
     register_bot: Callable[..., uuid.UUID],
 ) -> None:
     """Eight bots play WARM_UP matches; then a ninth, strong one joins, as in the report (a new bot

@@ -73,8 +73,9 @@ def slow_pair(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("database_url", "redis_url")
 def test_worker_killed_mid_match_is_finished_and_rated_exactly_once(
-    database_url: str, redis_url: str, slow_pair: tuple[list[RunningBot], list[uuid.UUID]]
+    slow_pair: tuple[list[RunningBot], list[uuid.UUID]],
 ) -> None:
     bots, bot_ids = slow_pair
     first = start_worker("doomed-worker")
@@ -131,9 +132,8 @@ def test_play_task_for_a_finished_match_changes_nothing(
     assert other.stats()["turns"] == turns_seen, "a finished match was played again"
 
 
-def test_only_one_of_concurrent_claims_wins(
-    database_url: str, register_bot: Callable[..., uuid.UUID]
-) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_only_one_of_concurrent_claims_wins(register_bot: Callable[..., uuid.UUID]) -> None:
     match_id = queue_match([register_bot(), register_bot()], send=False)
     results: list[int | None] = []
     barrier = threading.Barrier(6)

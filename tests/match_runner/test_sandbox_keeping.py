@@ -18,9 +18,8 @@ from tests.match_runner.test_hosted_bots import COUNTING_SOURCE, _hosted_bot, _l
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.usefixtures("database_url", "redis_url")
 def test_sandboxes_a_worker_kept_are_stopped_when_it_stops(
-    database_url: str,
-    redis_url: str,
     user_id: uuid.UUID,
     good_bot: RunningBot,
     register_bot: Callable[..., uuid.UUID],

@@ -232,7 +232,7 @@ def test_https_uses_the_bot_name_for_sni_and_certificate_checks(tmp_path: Path) 
     server_names: list[str | None] = []
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert_path, key_path)
-    context.sni_callback = lambda sock, name, ctx: server_names.append(name)  # type: ignore[assignment,misc]
+    context.sni_callback = lambda _sock, name, _ctx: server_names.append(name)  # type: ignore[assignment,misc]
     server = HTTPServer(("127.0.0.1", 0), _EchoHost)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()

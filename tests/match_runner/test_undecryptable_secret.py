@@ -49,7 +49,7 @@ def test_the_seat_names_the_changed_secret_key_in_the_log(caplog: pytest.LogCapt
 def test_the_match_fails_as_an_operator_error_instead_of_being_played(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(play, "record_checks", lambda checks, settings: None)
+    monkeypatch.setattr(play, "record_checks", lambda _checks, _settings: None)
     plan = MatchPlan(
         id=uuid.uuid4(),
         game="podracing",

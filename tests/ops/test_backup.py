@@ -186,7 +186,7 @@ def quiet_main(*argv: str) -> tuple[int, str]:
 
 
 @pytest.fixture(scope="module")
-def seeded(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
+def seeded(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:  # noqa: ARG001 (requested for its side effect)
     """A running system on its own database, dumped mid-match and restored into another one."""
     if not _pg_available():
         pytest.fail("PostgreSQL is not reachable; start it (see README) and retry")

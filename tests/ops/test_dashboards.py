@@ -242,7 +242,7 @@ def _worker(command: list[str], name: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def scrapes(database_url: str, redis_url: str) -> Iterator[dict[str, str]]:
+def scrapes(database_url: str, redis_url: str) -> Iterator[dict[str, str]]:  # noqa: ARG001 (requested for its side effect)
     """Each service's /metrics text, from the real processes compose runs (started side by side)."""
     broker = redis.Redis.from_url(redis_url)
     broker.delete(*QUEUES)  # messages other modules left must not reach these workers

@@ -36,7 +36,7 @@ RACE = {"laps": 1, "max_turns": 30}
 
 
 class LocalBot:
-    async def turn(self, *, turn: int, observation: Any, **_: Any) -> TurnReply:
+    async def turn(self, *, turn: int, observation: Any, **_: Any) -> TurnReply:  # noqa: ARG002 (keyword-only turn signature)
         return TurnReply(runner(observation), 1.0)
 
 
@@ -77,7 +77,7 @@ class WatchedStore(FilesystemReplayStore):
 
 
 class RefusingStore(FilesystemReplayStore):
-    def put(self, key: str, data: bytes) -> None:
+    def put(self, key: str, _data: bytes) -> None:
         raise ReplayStoreError(f"cannot write replay {key} (test): disk full")
 
 

@@ -80,9 +80,8 @@ def assert_error(client: TestClient, match_id: uuid.UUID, status: int, words: st
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("database_url", "redis_url")
 def test_a_played_match_writes_its_replay_to_files_by_default(
-    database_url: str,
-    redis_url: str,
     good_bot: RunningBot,  # noqa: F811
     register_bot: Callable[..., uuid.UUID],  # noqa: F811
     gateway: Callable[[Settings], TestClient],
@@ -110,9 +109,8 @@ def test_a_played_match_writes_its_replay_to_files_by_default(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("database_url", "redis_url")
 def test_a_played_match_writes_its_replay_to_s3_and_the_gateway_serves_it(
-    database_url: str,
-    redis_url: str,
     s3_endpoint: str,
     good_bot: RunningBot,  # noqa: F811
     register_bot: Callable[..., uuid.UUID],  # noqa: F811
@@ -145,8 +143,8 @@ def test_a_played_match_writes_its_replay_to_s3_and_the_gateway_serves_it(
     assert client.get(f"/api/v1/matches/{match.id}").json()["replay_frames"] == row.frames
 
 
+@pytest.mark.usefixtures("database_url")
 def test_replays_stored_in_postgresql_are_still_served(
-    database_url: str,
     s3_endpoint: str,
     register_bot: Callable[..., uuid.UUID],  # noqa: F811
     gateway: Callable[[Settings], TestClient],

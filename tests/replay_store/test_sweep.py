@@ -11,6 +11,8 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from services.match_runner.tasks import TASK_SWEEP_REPLAYS
 from services.match_runner.worker import beat_schedule
 from shared.config import Settings, get_settings
@@ -47,7 +49,8 @@ def _put(store: FilesystemReplayStore, key: str, mtime: float = OLD) -> str:
     return key
 
 
-def test_the_sweep_removes_only_what_no_commit_can_point_at(database_url: str, tmp_path: Path) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_the_sweep_removes_only_what_no_commit_can_point_at(tmp_path: Path) -> None:
     store = FilesystemReplayStore(tmp_path)
     finished = _match(MatchStatus.FINISHED, attempts=2, committed=2)
     running = _match(MatchStatus.RUNNING, attempts=2)

@@ -123,7 +123,8 @@ def test_kill_restart_and_close_tear_everything_down(hosted, secret: str) -> Non
 
 
 @requires_bwrap
-def test_wall_clock_kills_the_whole_sandbox(hosted, secret: str) -> None:
+@pytest.mark.usefixtures("secret")
+def test_wall_clock_kills_the_whole_sandbox(hosted) -> None:
     bot = hosted(ECHO_BOT, SandboxLimits(wall_clock_s=0.5))
     assert bot.health()
     time.sleep(1.0)

@@ -204,9 +204,8 @@ def test_the_shipped_files_are_fresh_small_stdlib_only_and_pass_the_gate() -> No
     assert "input(" not in SHIPPED.read_text(encoding="utf-8")
 
 
-def test_arena_export_hybrid_writes_the_budget(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], hybrid: Module
-) -> None:
+@pytest.mark.usefixtures("hybrid")
+def test_arena_export_hybrid_writes_the_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "hybrid.py"
     assert main(["export", str(CHECKPOINT), "--out", str(out), "--hybrid", "--budget-ms", "7.5"]) == 0
     assert "the search with the policy as its prior, 7.5 ms a turn" in capsys.readouterr().out

@@ -33,7 +33,7 @@ class Bookkeeping(RunTools):
         super().__init__(ctx, state)
         self.judge = judge
 
-    def advance_generation(self, args: dict[str, Any], key: str) -> dict[str, Any]:
+    def advance_generation(self, args: dict[str, Any], _key: str) -> dict[str, Any]:
         limits = self.config.limits
         g = self.state.generation
         if g + 1 >= limits.max_generations:
@@ -46,9 +46,9 @@ class Bookkeeping(RunTools):
         runnable = [r for r in selected if r.status != ProgramStatus.REJECTED]
         if not runnable:
             raise ToolError("none of the selected programs runs; select evaluated programs")
-        return self.close_generation([str(r.id) for r in runnable], str(args.get("reasoning", "")), key)
+        return self.close_generation([str(r.id) for r in runnable], str(args.get("reasoning", "")))
 
-    def close_generation(self, selected: list[str], reasoning: str, key: str) -> dict[str, Any]:
+    def close_generation(self, selected: list[str], reasoning: str) -> dict[str, Any]:
         g = self.state.generation
         progs = program_store.program_views(self.ctx.id)
         stats = self._closing_stats(progs, g)
@@ -111,15 +111,15 @@ class Bookkeeping(RunTools):
         )
         return {"parameters": self.parameters()}
 
-    def terminate(self, args: dict[str, Any], key: str) -> dict[str, Any]:
+    def terminate(self, args: dict[str, Any], _key: str) -> dict[str, Any]:
         reason = str(args["reason"])
         named = str(args["best_program_id"]) if "best_program_id" in args else None
         if named is not None:
             self.program(named)
-        self.finish(reason, key, named)
+        self.finish(reason, named)
         return {"terminated": True, "reason": reason}
 
-    def finish(self, reason: str, key: str, named_best: str | None = None) -> None:
+    def finish(self, reason: str, named_best: str | None = None) -> None:
         self.judge.evaluate_pending()
         # The last generation closes too, with its figures as they stand before the final rounds
         # (like every other generation's); nothing is selected, since no generation follows.

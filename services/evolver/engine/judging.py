@@ -36,7 +36,7 @@ class Judge(RunTools):
         super().__init__(ctx, state)
         self.evaluator = evaluator
 
-    def evaluate_program(self, args: dict[str, Any], key: str) -> dict[str, Any]:
+    def evaluate_program(self, args: dict[str, Any], _key: str) -> dict[str, Any]:
         row = self.program(str(args["program_id"]))
         return self.evaluate_row(row)
 

@@ -161,7 +161,7 @@ class Engine:
             self.ctx.id, "limit", state.generation, EvolutionEventKind.LIMIT_REACHED, {"reason": reason}
         )
         log.info("run %s: %s", self.ctx.id, reason)
-        toolbox.finish(reason, "limit")
+        toolbox.finish(reason)
 
     def advance_for_root(self, toolbox: Toolbox, state: EngineState) -> None:
         """The root used its turns for this generation without advancing: the system does it."""
@@ -175,12 +175,12 @@ class Engine:
             {"why": f"the root used {limits.root_turns()} turns in generation {state.generation}"},
         )
         if state.generation + 1 >= limits.max_generations:
-            toolbox.finish("the root used its last generation's turns", key)
+            toolbox.finish("the root used its last generation's turns")
             return
         toolbox.evaluate_pending()
         progs = program_store.program_views(self.ctx.id)
         chosen = [str(p.id) for p in database.top(progs, 4)]
-        toolbox.close_generation(chosen, "selected by the system: the best four so far", key)
+        toolbox.close_generation(chosen, "selected by the system: the best four so far")
         state.turn += 1
 
     def root_turn(self, toolbox: Toolbox, state: EngineState) -> None:

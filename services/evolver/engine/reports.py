@@ -57,7 +57,7 @@ class Reports(RunTools):
             "token_budget": limits.max_tokens,
         }
 
-    def performance_analysis(self, args: dict[str, Any], key: str) -> dict[str, Any]:
+    def performance_analysis(self, args: dict[str, Any], _key: str) -> dict[str, Any]:
         g = int(args.get("generation", self.state.generation))
         if g > self.state.generation:
             raise ToolError(f"generation {g} has not started (the current one is {self.state.generation})")
@@ -70,7 +70,7 @@ class Reports(RunTools):
             "grid": database.occupancy(progs, search.grid_bins, search.islands),
         }
 
-    def historical_trends(self, args: dict[str, Any], key: str) -> dict[str, Any]:
+    def historical_trends(self, _args: dict[str, Any], _key: str) -> dict[str, Any]:
         return self._trends(program_store.program_views(self.ctx.id), self.state.generation)
 
     def _trends(self, progs: list[database.ProgramView], generation: int) -> dict[str, Any]:
@@ -79,7 +79,7 @@ class Reports(RunTools):
         leaders = generation_store.field_leader_generations(self.ctx.id) if racing else None
         return database.trends(progs, generation, field_leaders=leaders)
 
-    def python(self, args: dict[str, Any], key: str) -> dict[str, Any]:
+    def python(self, args: dict[str, Any], _key: str) -> dict[str, Any]:
         if self.python_runner is None:
             raise ToolError("the python tool is not available on this worker")
         rows = program_store.programs(self.ctx.id)

@@ -75,8 +75,8 @@ class Toolbox:
     def evaluate_pending(self) -> None:
         self.judge.evaluate_pending()
 
-    def close_generation(self, selected: list[str], reasoning: str, key: str) -> dict[str, Any]:
-        return self.books.close_generation(selected, reasoning, key)
+    def close_generation(self, selected: list[str], reasoning: str) -> dict[str, Any]:
+        return self.books.close_generation(selected, reasoning)
 
-    def finish(self, reason: str, key: str, named_best: str | None = None) -> None:
-        self.books.finish(reason, key, named_best)
+    def finish(self, reason: str, named_best: str | None = None) -> None:
+        self.books.finish(reason, named_best)

@@ -227,7 +227,7 @@ def _worst(records: Sequence[MatchRecord]) -> MatchRecord | None:
     return min(records, key=badness)
 
 
-def _per_opponent_feedback(game: str, records: Sequence[MatchRecord]) -> dict[str, dict[str, Any]]:
+def _per_opponent_feedback(records: Sequence[MatchRecord]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     table = _per_opponent(records)
     for opponent, row in table.items():
@@ -245,7 +245,7 @@ def _per_opponent_feedback(game: str, records: Sequence[MatchRecord]) -> dict[st
 
 
 def _feedback(
-    game: str, stage: EvalStage, message: str, records: Sequence[MatchRecord], scored: Sequence[MatchRecord]
+    stage: EvalStage, message: str, records: Sequence[MatchRecord], scored: Sequence[MatchRecord]
 ) -> dict[str, Any]:
     worst = _worst(scored or records)
     p50s = [r.latency_p50_ms for r in records if r.latency_p50_ms is not None]
@@ -253,7 +253,7 @@ def _feedback(
     return {
         "stage": str(stage),
         "message": message,
-        "per_opponent": _per_opponent_feedback(game, scored),
+        "per_opponent": _per_opponent_feedback(scored),
         "errors": _dedup_errors(records),
         "error_count": sum(r.errors for r in records),
         "timeout_count": sum(r.timeouts for r in records),
@@ -269,7 +269,7 @@ def _feedback(
 # ----------------------------------------------------------------------------- the cascade
 
 
-def _smoke_problem(record: MatchRecord, turns: int) -> str | None:
+def _smoke_problem(record: MatchRecord) -> str | None:
     """Why the smoke run failed, or None if the program plays."""
     samples = "; ".join(record.error_samples[:3])
     if record.failure:
@@ -308,7 +308,7 @@ def _judge(
         metrics=_metrics(game, scored, quick),
         descriptors=descriptors,
         cell=cell,
-        feedback=_feedback(game, stage, message, collected, scored),
+        feedback=_feedback(stage, message, collected, scored),
         records=list(records),
         message=message,
         seconds=round(seconds, 3),
@@ -391,7 +391,7 @@ def evaluate(
         source, smoke_spec(game, settings, seed), settings.smoke_turns, settings=runner, deadline_s=deadline
     )
     keep("smoke", [smoke])
-    problem = _smoke_problem(smoke, settings.smoke_turns)
+    problem = _smoke_problem(smoke)
     if problem:
         return finish(EvalStage.SMOKE, False, problem)
 

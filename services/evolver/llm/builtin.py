@@ -392,10 +392,10 @@ class BuiltinTransport(BaseTransport):
     def __init__(self, *, budget: Budget | None = None) -> None:
         super().__init__(budget=budget, max_attempts=1)
 
-    def price(self, model: str) -> Price:
+    def price(self, _model: str) -> Price:
         return FREE
 
-    def _exchange(self, request: LlmRequest, params: dict[str, Any]) -> Reply:
+    def _exchange(self, request: LlmRequest, _params: dict[str, Any]) -> Reply:
         payload: dict[str, Any] = {
             "model": request.model,
             "messages": request.messages,

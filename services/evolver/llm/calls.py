@@ -81,7 +81,7 @@ class RunBudget:
         self.limits = limits
         self.owner_caps: OwnerCaps | None = None
 
-    def check(self, request: LlmRequest, projected_cost_usd: float, projected_tokens: int) -> str | None:
+    def check(self, _request: LlmRequest, projected_cost_usd: float, projected_tokens: int) -> str | None:
         spent, tokens = llm_call_store.spend(self.run_id)
         cap = self.limits.max_cost_usd
         if cap is not None and spent + projected_cost_usd > cap:
@@ -96,7 +96,7 @@ class RunBudget:
             return self.owner_caps.check(projected_cost_usd)
         return None
 
-    def record(self, request: LlmRequest, outcome: LlmOutcome) -> None:
+    def record(self, _request: LlmRequest, _outcome: LlmOutcome) -> None:
         """Recording happens in RecordedLlm (with the step key), not here."""
         return None
 

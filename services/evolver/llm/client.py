@@ -192,7 +192,7 @@ class MemoryBudget:
         self.calls = 0
         self._lock = threading.Lock()
 
-    def check(self, request: LlmRequest, projected_cost_usd: float, projected_tokens: int) -> str | None:
+    def check(self, _request: LlmRequest, projected_cost_usd: float, projected_tokens: int) -> str | None:
         with self._lock:
             if self.max_usd is not None and self.spent_usd + projected_cost_usd > self.max_usd:
                 return (
@@ -206,7 +206,7 @@ class MemoryBudget:
                 )
             return None
 
-    def record(self, request: LlmRequest, outcome: LlmOutcome) -> None:
+    def record(self, _request: LlmRequest, outcome: LlmOutcome) -> None:
         with self._lock:
             self.spent_usd += outcome.cost_usd
             self.tokens += outcome.total_tokens

@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator, validators  # type: ignore[import-u
 from jsonschema.exceptions import ValidationError, best_match  # type: ignore[import-untyped]
 
 
-def _is_integer(checker: object, value: object) -> bool:
+def _is_integer(_checker: object, value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

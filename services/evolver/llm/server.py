@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     server = make_server(args.host, args.port)
     print(base_url(server), flush=True)
 
-    def stop(signum: int, frame: object) -> None:
+    def stop(_signum: int, _frame: object) -> None:
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)

@@ -297,9 +297,7 @@ def _op_token(text: _Text, compare: ast.Compare, index: int) -> tuple[int, int, 
     return match.start(), match.end(), token
 
 
-def _comparison_candidates(
-    text: _Text, tree: ast.Module, parents: dict[ast.AST, ast.AST]
-) -> list[_Candidate]:
+def _comparison_candidates(text: _Text, parents: dict[ast.AST, ast.AST]) -> list[_Candidate]:
     out: list[_Candidate] = []
     for node in parents:  # every node but the module, in walk order
         if not isinstance(node, ast.Compare):
@@ -384,18 +382,18 @@ def _swap_ifexp(text: _Text, node: ast.IfExp, parents: dict[ast.AST, ast.AST]) -
     return _Edit(start, end, new, f"conditional expression's values swapped {_where(node, parents)}")
 
 
-def _branch_candidates(text: _Text, tree: ast.Module, parents: dict[ast.AST, ast.AST]) -> list[_Candidate]:
+def _branch_candidates(text: _Text, parents: dict[ast.AST, ast.AST]) -> list[_Candidate]:
     out: list[_Candidate] = []
     for node in parents:  # every node but the module, in walk order
         if isinstance(node, ast.If) and node.orelse:
 
-            def build_if(rng: random.Random, node: ast.If = node) -> _Edit | None:
+            def build_if(_rng: random.Random, node: ast.If = node) -> _Edit | None:
                 return _swap_if(text, node, parents)
 
             out.append(_Candidate(MutationKind.BRANCH_SWAP, 1.0, build_if))
         elif isinstance(node, ast.IfExp):
 
-            def build_exp(rng: random.Random, node: ast.IfExp = node) -> _Edit | None:
+            def build_exp(_rng: random.Random, node: ast.IfExp = node) -> _Edit | None:
                 return _swap_ifexp(text, node, parents)
 
             out.append(_Candidate(MutationKind.BRANCH_SWAP, 1.0, build_exp))
@@ -443,7 +441,7 @@ def _function_lines(node: ast.FunctionDef) -> tuple[int, int]:
 
 
 def _fixed(edit: _Edit) -> Callable[[random.Random], _Edit | None]:
-    return lambda rng: edit
+    return lambda _rng: edit
 
 
 @dataclass(frozen=True, slots=True)
@@ -636,8 +634,8 @@ def _candidate_pools(
     parents = _parents(tree)
     return (
         (MutationKind.CONSTANT, tuple(_constant_candidates(text, tree, parents))),
-        (MutationKind.COMPARISON, tuple(_comparison_candidates(text, tree, parents))),
-        (MutationKind.BRANCH_SWAP, tuple(_branch_candidates(text, tree, parents))),
+        (MutationKind.COMPARISON, tuple(_comparison_candidates(text, parents))),
+        (MutationKind.BRANCH_SWAP, tuple(_branch_candidates(text, parents))),
         (MutationKind.CROSSOVER, tuple(_crossover_candidates(outline, inspirations))),
     )
 

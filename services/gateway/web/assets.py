@@ -28,7 +28,7 @@ REVALIDATE = "no-cache"
 
 
 @lru_cache(maxsize=256)
-def _digest(full_path: str, mtime_ns: int, size: int) -> str:
+def _digest(full_path: str, mtime_ns: int, size: int) -> str:  # noqa: ARG001 (cache key)
     """Keyed on mtime and size too, so an edited file (development) gets a new fingerprint."""
     sha = hashlib.sha256()
     with open(full_path, "rb") as handle:
@@ -67,7 +67,7 @@ Patches = tuple[tuple[bytes, bytes], ...]
 
 
 @lru_cache(maxsize=16)
-def _patched(full_path: str, mtime_ns: int, size: int, patches: Patches) -> tuple[bytes, str]:
+def _patched(full_path: str, mtime_ns: int, size: int, patches: Patches) -> tuple[bytes, str]:  # noqa: ARG001 (cache key)
     """The file's bytes with each (old, new) of `patches` replaced, and their fingerprint."""
     with open(full_path, "rb") as handle:
         data = handle.read()

@@ -439,7 +439,7 @@ def sniper(obs: Obs) -> dict[str, Any]:
     return {"units": orders, "memory": s.memory({"sweep": -sweep})}
 
 
-def idle(obs: Obs) -> dict[str, Any]:
+def idle(_obs: Obs) -> dict[str, Any]:
     """Does nothing: a baseline opponent for tests and benchmarks."""
     return {"units": {}}
 

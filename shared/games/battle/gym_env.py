@@ -48,7 +48,10 @@ class BattleEnv(gym.Env[np.ndarray, np.ndarray]):
 
     # ----------------------------------------------------------------- gym API
     def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | None = None,
+        options: dict[str, Any] | None = None,  # noqa: ARG002 (gymnasium's reset signature)
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         match_seed = int(self.np_random.integers(0, 2**31 - 1))

@@ -179,7 +179,7 @@ class World:
         self._positions: tuple[list[tuple[float, float]], list[tuple[Projectile, float, float]]] = ([], [])
 
     # ----------------------------------------------------------------- physics loop
-    def _on_contact(self, arbiter: pymunk.Arbiter, space: pymunk.Space, data: object) -> None:
+    def _on_contact(self, arbiter: pymunk.Arbiter, _space: pymunk.Space, _data: object) -> None:
         self._contacts.append(arbiter.shapes)  # (projectile, other): order of the handler's types
 
     def teams_alive(self) -> int:

@@ -37,7 +37,7 @@ SMALL_RACE = {"laps": 1, "max_turns": 60}
 
 
 @pytest.fixture(scope="module")
-def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:
+def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
     process = start_worker("evaluation-worker", {"ARENA_SANDBOX_BACKEND": "bwrap"})
@@ -70,7 +70,7 @@ def _hosted(
 
 
 @pytest.fixture(scope="module")
-def owner(database_url: str) -> uuid.UUID:
+def owner(database_url: str) -> uuid.UUID:  # noqa: ARG001 (requested for its side effect)
     with session_scope() as session:
         user = User(name=f"evolver-tests-{uuid.uuid4().hex[:8]}")
         session.add(user)
@@ -79,7 +79,8 @@ def owner(database_url: str) -> uuid.UUID:
 
 
 @pytest.mark.slow
-def test_tournament_on_the_queue(worker: ManagedProcess, owner: uuid.UUID) -> None:
+@pytest.mark.usefixtures("worker")
+def test_tournament_on_the_queue(owner: uuid.UUID) -> None:
     # The candidate's current version is broken; the pinned one (version 2) races at full thrust.
     candidate, versions = _hosted(owner, [BROKEN, RACER.replace("THRUST", "100")], BotStatus.INACTIVE, 0)
     opponent, _ = _hosted(owner, [RACER.replace("THRUST", "30")], BotStatus.ACTIVE, 0)
@@ -140,7 +141,8 @@ def test_tournament_on_the_queue(worker: ManagedProcess, owner: uuid.UUID) -> No
     assert count == 2
 
 
-def test_create_match_rules_for_evaluations(database_url: str, owner: uuid.UUID) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_create_match_rules_for_evaluations(owner: uuid.UUID) -> None:
     candidate, versions = _hosted(owner, [RACER.replace("THRUST", "50")], BotStatus.INACTIVE, 0)
     other, other_versions = _hosted(owner, [RACER.replace("THRUST", "60")], BotStatus.ACTIVE, 0)
     with session_scope() as session:
@@ -170,7 +172,8 @@ def test_create_match_rules_for_evaluations(database_url: str, owner: uuid.UUID)
 
 
 @pytest.mark.slow
-def test_fleet_opponents_spread_over_the_ratings(database_url: str, owner: uuid.UUID) -> None:
+@pytest.mark.usefixtures("database_url")
+def test_fleet_opponents_spread_over_the_ratings(owner: uuid.UUID) -> None:
     game = "battle"  # a game no other test here rates, so the fleet is exactly these bots
     ids = []
     with session_scope() as session:

@@ -376,11 +376,11 @@ class _Ledger:
         self.checks: list[tuple[float, int]] = []
         self.recorded: list[LlmOutcome] = []
 
-    def check(self, request: LlmRequest, projected_cost_usd: float, projected_tokens: int) -> str | None:
+    def check(self, _request: LlmRequest, projected_cost_usd: float, projected_tokens: int) -> str | None:
         self.checks.append((projected_cost_usd, projected_tokens))
         return None if len(self.checks) <= self.allowed else "enough"
 
-    def record(self, request: LlmRequest, outcome: LlmOutcome) -> None:
+    def record(self, _request: LlmRequest, outcome: LlmOutcome) -> None:
         self.recorded.append(outcome)
 
 
@@ -401,9 +401,12 @@ def test_every_attempt_is_checked_and_the_call_recorded_once(
     assert ledger.checks[0][1] == request.estimated_prompt_tokens() + 1000
 
 
-def test_a_budget_that_raises_does_not_escape(fake: FakeLlmServer, make_client: MakeClient) -> None:
+@pytest.mark.usefixtures("fake")
+def test_a_budget_that_raises_does_not_escape(make_client: MakeClient) -> None:
     class Broken(_Ledger):
-        def check(self, request: LlmRequest, projected_cost_usd: float, projected_tokens: int) -> str | None:
+        def check(
+            self, _request: LlmRequest, _projected_cost_usd: float, _projected_tokens: int
+        ) -> str | None:
             raise RuntimeError("database gone")
 
     broken = Broken(0)

@@ -82,7 +82,7 @@ def test_wall_grid_matches_a_full_scan() -> None:
     walls = Walls([list(w) for w in match.map.walls])
     everything = Walls(walls.raw)
     everything.cells = {}
-    everything.near = lambda *box: everything.items  # type: ignore[method-assign]
+    everything.near = lambda *_box: everything.items  # type: ignore[method-assign]
     rng = random.Random(2)
     for _ in range(3000):
         a = (rng.uniform(-1, 41), rng.uniform(-1, 27))

@@ -141,7 +141,7 @@ def test_physics_matches_the_engine_in_races_with_random_orders() -> None:
     assert finished > 0, "some races should end with a win, to compare the finish too"
 
 
-def idle(rng: random.Random, race: Race, index: int) -> PodCommand:
+def idle(_rng: random.Random, race: Race, index: int) -> PodCommand:
     """No rotation, no thrust: the pods keep the velocities a test gave them."""
     pod = race.pods[index]
     return PodCommand(pod.x, pod.y, thrust=0)

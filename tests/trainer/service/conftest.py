@@ -90,7 +90,7 @@ class EventLog:
 
 
 @pytest.fixture
-def training_events(redis_url: str) -> Iterator[EventLog]:
+def training_events(redis_url: str) -> Iterator[EventLog]:  # noqa: ARG001 (requested for its side effect)
     with EventLog() as log:
         yield log
 
@@ -116,7 +116,7 @@ def empty_queue(redis_url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def trainer(database_url: str, empty_queue: None) -> Iterator[ManagedProcess]:
+def trainer(database_url: str, empty_queue: None) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     (process,) = start_trainers("trainer")
     yield process
     process.stop()

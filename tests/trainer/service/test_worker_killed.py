@@ -53,8 +53,9 @@ def _holder(workers: list[ManagedProcess], job_id: str, chunk: int) -> ManagedPr
     return holder
 
 
+@pytest.mark.usefixtures("empty_queue")
 def test_a_run_whose_worker_was_killed_mid_chunk_goes_on_from_its_last_checkpoint(
-    client: TestClient, owner: Account, empty_queue: None
+    client: TestClient, owner: Account
 ) -> None:
     workers = start_trainers("one", "two", env=LONGER_CHUNKS)
     try:
