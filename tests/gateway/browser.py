@@ -88,7 +88,7 @@ class OfflinePage:
         self.context.on("requestfinished", lambda request: self._started_at.pop(request, None))
         self.context.on("requestfailed", self._request_failed)
         self.navigations = 0
-        """Main-frame navigations so far: a fetch still in flight when its page is left is
+        """Main-frame navigations so far: a request still in flight when its page is left is
         cancelled by the browser (net::ERR_ABORTED), which is no failure of the page."""
         self._started_at: dict[Request, int] = {}
         self._aborted: list[tuple[int, str]] = []
@@ -130,14 +130,16 @@ class OfflinePage:
         if request.url in self.blocked or request.failure == "csp":
             return
         started_at = self._started_at.pop(request, self.navigations)
-        if request.failure == "net::ERR_ABORTED" and request.resource_type in ("fetch", "xhr"):
+        if request.failure == "net::ERR_ABORTED":
             # Judged later: the browser may report the abort before the navigation that caused it.
+            # Any kind of request: a fetch, but also the favicon the browser asks for by itself,
+            # is cancelled when its page is left.
             self._aborted.append((started_at, f"{request.failure} {request.url}"))
             return
         self.failed.append(f"{request.failure} {request.url}")
 
     def aborted_without_navigation(self) -> list[str]:
-        """Fetches aborted while their page was still showing: no navigation followed their start."""
+        """Requests aborted while their page was still showing: no navigation followed their start."""
         return [line for started_at, line in self._aborted if started_at >= self.navigations]
 
     def open(self, path: str) -> Page:
