@@ -56,10 +56,14 @@ STALE_AFTER_S = 3.0
 """The workers' ARENA_STALE_MATCH_AFTER_S: how long a silent match waits for the reaper."""
 
 HOSTED_SOURCE = """
+import time
+
 THRUST = {thrust}
+TURN_S = {turn_s}
 
 
 def decide(observation):
+    time.sleep(TURN_S)
     pods = []
     for pod in observation["pods"]:
         x, y = observation["checkpoints"][pod["next_checkpoint"]]
@@ -71,6 +75,10 @@ REDIS_OPTIONS = ("--save", "", "--appendonly", "no", "--protected-mode", "no")
 HTTP_BOT = str(ROOT / "examples" / "bots" / "podracing_runner_bot.py")
 """Served by the control host on its address: the workers reach it across the network."""
 HOSTED_THRUSTS = {"full-throttle": 100, "cruiser": 80, "steady": 65, "dawdler": 50}
+HOSTED_TURN_S = 0.004
+"""Each hosted turn takes at least this long, so a match lasts over a second whatever the platform's
+speed (a worker that keeps its sandboxes plays a whole race in about 0.1 s): long enough for a
+heartbeat (ARENA_HEARTBEAT_INTERVAL_S) to show it running, and for w1 to be cut off during one."""
 
 
 def _postgres_bin_dir() -> Path:
@@ -249,7 +257,7 @@ def _register_bots(cluster: Cluster, http_endpoint: str, http_secret: str) -> li
                 owner,
                 name=name,
                 game=GAME,
-                source=HOSTED_SOURCE.format(thrust=thrust),
+                source=HOSTED_SOURCE.format(thrust=thrust, turn_s=HOSTED_TURN_S),
             ).id
             for name, thrust in HOSTED_THRUSTS.items()
         ]
