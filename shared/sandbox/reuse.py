@@ -1,8 +1,9 @@
 """Hosted bots' sandboxes kept by the worker process between matches of the same bot version.
 
-Starting a sandbox (namespaces, cgroups, an interpreter importing the bot SDK) costs more CPU than
-all the turns of a podracing match (docs/hosted-bots.md), so a worker keeps a sandbox that
-finished its match cleanly and hands it to that bot's next match. For the bot it is as if the
+Starting a match's two sandboxes (namespaces, cgroups, interpreters importing the bot SDK) costs
+nearly as much CPU as all the turns of a podracing match (docs/match-runner.md, the "fresh" rows of
+bench_platform --baseline), so a worker keeps a sandbox that finished its match cleanly and hands it
+to that bot's next match. For the bot it is as if the
 sandbox were new: its module is loaded afresh at the first turn of every match (the hosted
 runner's `reload`), only its /tmp and the modules it imported stay. A sandbox is kept only when
 
@@ -59,6 +60,10 @@ class BotKey:
     contract: str
     game: str | None
 
+    @classmethod
+    def of(cls, source: str, secret: str, contract: str, game: str | None) -> BotKey:
+        return cls(hashlib.sha256(source.encode()).hexdigest(), secret, contract, game)
+
 
 @dataclass(slots=True)
 class _Waiting:
@@ -86,7 +91,7 @@ class SandboxKeeper:
     ) -> SandboxedBot:
         """A started sandbox for this bot: one kept from an earlier match when there is one, else
         a new one (check `start_error`). Raises SandboxError when none can be started."""
-        key = BotKey(hashlib.sha256(source.encode()).hexdigest(), secret, contract, game)
+        key = BotKey.of(source, secret, contract, game)
         kept = self._take(key, settings)
         if kept is not None:
             kept.arm_wall_clock()
@@ -104,7 +109,7 @@ class SandboxKeeper:
         """Take a sandbox back after its match: kept for the next one if it may be, else stopped."""
         if clean and self._keepable(bot, settings):
             bot.freeze()
-            key = BotKey(hashlib.sha256(bot.source.encode()).hexdigest(), bot.secret, bot.contract, bot.game)
+            key = BotKey.of(bot.source, bot.secret, bot.contract, bot.game)
             with self._lock:
                 self._waiting.setdefault(key, []).append(_Waiting(bot))
             excess = self._expired(settings) + self._over_limit(settings)
@@ -155,9 +160,9 @@ class SandboxKeeper:
         now = time.monotonic()
         expired: list[SandboxedBot] = []
         with self._lock:
-            for key in list(self._waiting):
-                fresh = [w for w in self._waiting[key] if now - w.since < settings.sandbox_reuse_idle_s]
-                expired += [w.bot for w in self._waiting[key] if w not in fresh]
+            for key, waiting in list(self._waiting.items()):
+                fresh = [w for w in waiting if now - w.since < settings.sandbox_reuse_idle_s]
+                expired += [w.bot for w in waiting if now - w.since >= settings.sandbox_reuse_idle_s]
                 if fresh:
                     self._waiting[key] = fresh
                 else:
