@@ -478,9 +478,7 @@ class SandboxedBot:
                 self.tasks_when_ready = self._res.cgroup.task_count()
             # Between turns only the runner is frozen; bubblewrap's monitor and init run no bot code.
             launchers = {proc.pid} | ({int(info["child-pid"])} if "child-pid" in info else set())
-            runners = set(self._res.cgroup.pids()) - launchers
-            if len(runners) == 1:
-                self._res.cgroup.confine_runner(runners.pop(), launchers)
+            self._res.cgroup.confine_runner(launchers)
         return ok
 
     def arm_wall_clock(self) -> None:

@@ -345,9 +345,9 @@ class SandboxCgroup:
             return self.dirs["freezer"] / "freezer.state"
         return self.dirs["unified"] / "cgroup.freeze"
 
-    def confine_runner(self, runner: int, launchers: set[int]) -> bool:
-        """Move the sandbox's runner process into a freezer group of its own and freeze only that
-        group from now on (cgroup v1, while thawed; True when done).
+    def confine_runner(self, launchers: set[int]) -> bool:
+        """Move the sandbox's runner (its one process besides `launchers`) into a freezer group of
+        its own and freeze only that group from now on (cgroup v1, while thawed; True when done).
 
         A freeze and a thaw wake every task of the group; bubblewrap's two processes (`launchers`:
         its monitor outside the sandbox and its init inside) run no code of the bot but were woken
@@ -365,8 +365,10 @@ class SandboxCgroup:
 
         group = parent / "runner"
         try:
-            if outside() != {runner}:
+            processes = outside()
+            if len(processes) != 1:
                 return False
+            (runner,) = processes
             group.mkdir(mode=0o755)
             (group / "cgroup.procs").write_text(str(runner))
             fd = os.open(group / "freezer.state", os.O_WRONLY | os.O_CLOEXEC)

@@ -483,7 +483,7 @@ def test_an_orphan_sweep_thaws_and_removes_a_frozen_runner_group() -> None:
         for directory in set(group.dirs.values()):
             (directory / "cgroup.procs").write_text(str(launcher.pid))
             (directory / "cgroup.procs").write_text(str(runner.pid))
-        assert group.confine_runner(runner.pid, {launcher.pid})
+        assert group.confine_runner({launcher.pid})
         group.freeze()
         assert _is_frozen(group)
         handle = SandboxCgroup.existing(SUPPORT, next(iter(group.dirs.values())).name)
@@ -508,10 +508,10 @@ def test_the_runner_is_not_confined_when_another_process_is_in_the_sandbox() -> 
         for directory in set(group.dirs.values()):
             for process in processes:
                 (directory / "cgroup.procs").write_text(str(process.pid))
-        assert not group.confine_runner(runner, {launcher}), "the stray child would stay thawed"
+        assert not group.confine_runner({launcher}), "the stray child would stay thawed"
         assert group.runner_group is None
         (group.dirs["freezer"].parent / "cgroup.procs").write_text(str(stray))
-        assert group.confine_runner(runner, {launcher})
+        assert group.confine_runner({launcher})
         confined = group.runner_group
         assert confined is not None
         assert _procs(confined) == {runner}
