@@ -23,7 +23,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from shared.config import Settings
+from shared.config import Settings, get_settings, installed_settings
 from shared.events import (
     Event,
     EventPublisher,
@@ -32,6 +32,7 @@ from shared.events import (
     SeatResult,
     channel,
 )
+from shared.ports import free_port
 from shared.states import MatchKind, MatchStatus
 
 TOPIC = f"bench:{uuid.uuid4().hex}"
@@ -101,12 +102,6 @@ def stalled_port() -> Iterator[int]:
         yield sock.getsockname()[1]
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def sync_publisher(url: str) -> Callable[[Event, str], object]:
     """PUBLISH on the caller's thread with the same short timeouts; errors swallowed."""
     client = redis.Redis.from_url(
@@ -124,7 +119,7 @@ def sync_publisher(url: str) -> Callable[[Event, str], object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    settings = Settings(dev_mode=True)  # only its Redis URLs are read: no secret key needed
+    settings = get_settings()
     parser.add_argument("--redis-url", default=settings.events_redis_url or settings.redis_url)
     parser.add_argument("--calls", type=int, default=20_000)
     args = parser.parse_args()
@@ -152,7 +147,7 @@ def main() -> None:
     with stalled_port() as stalled:
         urls = {
             "healthy": args.redis_url,
-            "down (closed port)": f"redis://127.0.0.1:{closed_port()}/0",
+            "down (closed port)": f"redis://127.0.0.1:{free_port()}/0",
             "stalled (accepts, never answers)": f"redis://127.0.0.1:{stalled}/0",
         }
         for state, url in urls.items():
@@ -195,4 +190,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Only the Redis URLs and the events namespace are read: no secret key is needed, and the
+    # publishers (which read get_settings()) must not ask for one either.
+    with installed_settings(Settings(dev_mode=True)):
+        main()
