@@ -29,7 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy import Enum as SqlEnum
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column, relationship
 
 from shared.states import (
     BotKind,
@@ -342,17 +342,36 @@ class Job(TimestampMixin, Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
-class TrainingRun(TimestampMixin, Base):
+class OwnedRunMixin(TimestampMixin):
+    """What every kind of owned run (training, evolution) has: an owner, a game, a name, and its long
+    job (shared.jobs, 1:1) whose status is the run's. shared.jobs.runs finds, lists, stops and
+    resumes any such row; each kind adds its own columns (its hosted bot's among them)."""
+
+    # sort_order keeps each table's columns in the order its migrations created them.
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid, sort_order=-5)
+    job_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("jobs.id", ondelete="CASCADE"), unique=True, sort_order=-4
+    )
+    owner_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True, sort_order=-3
+    )
+    game: Mapped[str] = mapped_column(String(32), sort_order=-2)
+    name: Mapped[str] = mapped_column(String(64), sort_order=-1)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+    @declared_attr
+    def job(cls) -> Mapped[Job]:
+        return relationship()
+
+
+class TrainingRun(OwnedRunMixin, Base):
     """A training run of the trainer service: its config and live counters; its status, lease and
     chunk are those of its job row (1:1). See docs/trainer-service.md."""
 
     __tablename__ = "training_runs"
 
-    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
-    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), unique=True)
-    owner_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
-    game: Mapped[str] = mapped_column(String(32))
-    name: Mapped[str] = mapped_column(String(64))
     config: Mapped[dict[str, Any]] = mapped_column(default=dict)
     """The trainer's Args as a dict, with the config changes the last checkpoint applied."""
     pending_changes: Mapped[dict[str, Any]] = mapped_column(default=dict)
@@ -370,11 +389,6 @@ class TrainingRun(TimestampMixin, Base):
     )
     bot_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("bots.id", ondelete="SET NULL"))
     """The hosted bot this run's exports become versions of (created by the first export)."""
-    updated_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
-    )
-
-    job: Mapped[Job] = relationship()
 
 
 class TrainingMetric(Base):
@@ -450,17 +464,12 @@ class TrainingEvaluation(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
-class EvolutionRun(TimestampMixin, Base):
+class EvolutionRun(OwnedRunMixin, Base):
     """An evolution run of the evolver service: its config, live counters and spend; its status,
     lease and chunk are those of its job row (1:1). See docs/evolver.md."""
 
     __tablename__ = "evolution_runs"
 
-    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=_uuid)
-    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), unique=True)
-    owner_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
-    game: Mapped[str] = mapped_column(String(32))
-    name: Mapped[str] = mapped_column(String(64))
     config: Mapped[dict[str, Any]] = mapped_column(default=dict)
     """shared.evolution.EvolutionConfig as JSON (never the API key)."""
     parameters: Mapped[dict[str, Any]] = mapped_column(default=dict)
@@ -484,11 +493,6 @@ class EvolutionRun(TimestampMixin, Base):
     """An inactive hosted bot whose versions are the candidates its tournament matches pin."""
     bot_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("bots.id", ondelete="SET NULL"))
     """The hosted bot promoted programs become versions of (on the ladder)."""
-    updated_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
-    )
-
-    job: Mapped[Job] = relationship()
 
 
 class EvolutionProgram(Base):

@@ -13,10 +13,9 @@ import logging
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
 from shared.config import Settings
 from shared.crypto import encrypt_secret
@@ -50,10 +49,11 @@ from shared.evolution.errors import (
     ProgramNotFound,
     UnevolvableGame,
 )
-from shared.jobs import JobNotFound, JobRoute, JobStateError, create_job, enqueue_job, resume_job, stop_job
+from shared.jobs import JobRoute, OwnedRunKind, create_job
+from shared.jobs import may_see as may_see
 from shared.queue import QUEUE_EVOLUTION
 from shared.sandbox.gate import check_source
-from shared.states import EvolutionEventKind, HostedContract, JobStatus, LlmRole, ProgramStatus, UserRole
+from shared.states import EvolutionEventKind, HostedContract, LlmRole, ProgramStatus
 
 log = logging.getLogger("shared.evolution")
 
@@ -63,13 +63,23 @@ EVOLUTION = JobRoute(kind="evolution", task_name=TASK_EVOLVE_CHUNK, queue=QUEUE_
 EVOLVABLE_GAMES = ("battle", "podracing")
 
 
-def _send_quietly(send: Any, run: EvolutionRun) -> None:
-    """Send a chunk after the commit; if the broker is down the job stays queued and the reaper
-    sends it again later, so the request still succeeds."""
-    try:
-        send()
-    except Exception as exc:
-        log.error("evolution run %s: could not send its chunk (the reaper will resend it): %s", run.id, exc)
+def _finished(run: EvolutionRun) -> str:
+    return f"evolution run {run.id} is finished ({run.termination_reason}): start a new run to go on"
+
+
+RUNS = OwnedRunKind(
+    EvolutionRun,
+    noun="evolution run",
+    not_found=EvolutionRunNotFound,
+    state_error=EvolutionRunStateError,
+    finished=_finished,
+    log=log,
+)
+"""Evolution runs as owned runs (shared.jobs.runs)."""
+get_run = RUNS.get_run
+list_runs = RUNS.list_runs
+stop_run = RUNS.stop_run
+resume_run = RUNS.resume_run
 
 
 def check_config(game: str, config: EvolutionConfig) -> None:
@@ -195,82 +205,9 @@ def create_run(
     is stored encrypted with the run (else the worker's environment supplies one)."""
     run, job = new_run(session, settings, owner, name=name, game=game, config=config, api_key=api_key)
     session.commit()
-    _send_quietly(lambda: enqueue_job(job), run)
+    RUNS.enqueue_quietly(run, job)
     log.info("evolution run %s (%s, %s) created for %s", run.id, name, game, owner.name)
     return run
-
-
-def may_see(actor: User, run: EvolutionRun) -> bool:
-    return run.owner_id == actor.id or actor.role == UserRole.ADMIN
-
-
-def get_run(session: Session, actor: User, run_id: uuid.UUID) -> EvolutionRun:
-    """The run if `actor` owns it or is an admin; EvolutionRunNotFound otherwise."""
-    query = select(EvolutionRun).where(EvolutionRun.id == run_id).options(selectinload(EvolutionRun.job))
-    run = session.scalars(query.execution_options(populate_existing=True)).one_or_none()
-    if run is None or not may_see(actor, run):
-        raise EvolutionRunNotFound(run_id)
-    return run
-
-
-def list_runs(
-    session: Session, actor: User, status: JobStatus | None, limit: int, offset: int
-) -> tuple[list[EvolutionRun], int]:
-    """The actor's runs (every run for an admin), newest first."""
-    query = select(EvolutionRun).join(Job, Job.id == EvolutionRun.job_id)
-    if actor.role != UserRole.ADMIN:
-        query = query.where(EvolutionRun.owner_id == actor.id)
-    if status is not None:
-        query = query.where(Job.status == status)
-    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-    rows = session.scalars(
-        query.options(selectinload(EvolutionRun.job))
-        .order_by(EvolutionRun.created_at.desc(), EvolutionRun.id)
-        .limit(limit)
-        .offset(offset)
-    ).all()
-    return list(rows), total
-
-
-def _refresh(session: Session, run: EvolutionRun) -> JobStatus:
-    session.refresh(run)
-    session.refresh(run.job)
-    return run.job.status
-
-
-def stop_run(session: Session, run: EvolutionRun) -> JobStatus:
-    """Stop a queued run at once, a running one at its chunk's end (its work is committed first)."""
-    try:
-        status = stop_job(run.job_id)
-    except JobNotFound:
-        raise EvolutionRunNotFound(run.id) from None
-    except JobStateError:
-        current = _refresh(session, run)
-        raise EvolutionRunStateError(
-            f"evolution run {run.id} is {current}: only a queued or running run can be stopped"
-        ) from None
-    _refresh(session, run)
-    return status
-
-
-def resume_run(session: Session, run: EvolutionRun) -> JobStatus:
-    """Run a stopped or failed run again from its last checkpoint, or call off a pending stop."""
-    current = _refresh(session, run)
-    if current in (JobStatus.QUEUED, JobStatus.RUNNING):
-        raise EvolutionRunStateError(f"evolution run {run.id} is {current} already: nothing to resume")
-    if current == JobStatus.FINISHED:
-        raise EvolutionRunStateError(
-            f"evolution run {run.id} is finished ({run.termination_reason}): start a new run to go on"
-        )
-    try:
-        status = resume_job(run.job_id)
-    except JobNotFound:
-        raise EvolutionRunNotFound(run.id) from None
-    except JobStateError:
-        current = _refresh(session, run)
-        raise EvolutionRunStateError(f"evolution run {run.id} is {current}: it cannot be resumed") from None
-    _refresh(session, run)
-    return status
 
 
 # ---------------------------------------------------------------- reading a run

@@ -16,14 +16,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
 from shared import bots
 from shared.config import Settings
 from shared.db.models import (
     Bot,
     BotVersion,
-    Job,
     TrainingCheckpoint,
     TrainingEvaluation,
     TrainingMetric,
@@ -31,9 +30,10 @@ from shared.db.models import (
     User,
 )
 from shared.events import TrainingStatus, publish
-from shared.jobs import JobNotFound, JobRoute, JobStateError, create_job, enqueue_job, resume_job, stop_job
+from shared.jobs import JobRoute, OwnedRunKind, create_job
+from shared.jobs import may_see as may_see
 from shared.queue import QUEUE_TRAINING
-from shared.states import BotOrigin, HostedContract, JobStatus, TrainingStage, UserRole
+from shared.states import BotOrigin, HostedContract, JobStatus, TrainingStage
 from shared.training import changes
 from shared.training.config import EVALUATION_OPPONENTS, TrainingConfig
 from shared.training.errors import (
@@ -69,13 +69,24 @@ def announce(run: TrainingRun, status: JobStatus, error: str | None = None) -> N
     )
 
 
-def _send_quietly(send: Any, run: TrainingRun) -> None:
-    """Send a chunk after the commit; if the broker is down the job stays queued and the reaper
-    sends the chunk again later (ARENA_JOB_RESEND_AFTER_S), so the request still succeeds."""
-    try:
-        send()
-    except Exception as exc:
-        log.error("training run %s: could not send its chunk (the reaper will resend it): %s", run.id, exc)
+def _finished(run: TrainingRun) -> str:
+    return f"training run {run.id} is finished: its budget is spent (start a new run to train more)"
+
+
+RUNS = OwnedRunKind(
+    TrainingRun,
+    noun="training run",
+    not_found=RunNotFound,
+    state_error=RunStateError,
+    finished=_finished,
+    log=log,
+    announce=announce,
+)
+"""Training runs as owned runs (shared.jobs.runs); every change of status is announced."""
+get_run = RUNS.get_run
+list_runs = RUNS.list_runs
+stop_run = RUNS.stop_run
+resume_run = RUNS.resume_run
 
 
 def create_run(session: Session, owner: User, *, name: str, game: str, config: TrainingConfig) -> TrainingRun:
@@ -101,88 +112,10 @@ def create_run(session: Session, owner: User, *, name: str, game: str, config: T
     )
     session.add(run)
     session.commit()
-    _send_quietly(lambda: enqueue_job(job), run)
+    RUNS.enqueue_quietly(run, job)
     log.info("training run %s (%s) created for %s", run.id, name, owner.name)
     announce(run, job.status)
     return run
-
-
-def may_see(actor: User, run: TrainingRun) -> bool:
-    return run.owner_id == actor.id or actor.role == UserRole.ADMIN
-
-
-def get_run(session: Session, actor: User, run_id: uuid.UUID, *, lock: bool = False) -> TrainingRun:
-    """The run if `actor` owns it or is an admin; RunNotFound otherwise (whether or not it exists)."""
-    query = select(TrainingRun).where(TrainingRun.id == run_id).options(selectinload(TrainingRun.job))
-    if lock:
-        query = query.with_for_update(of=TrainingRun)
-    run = session.scalars(query.execution_options(populate_existing=True)).one_or_none()
-    if run is None or not may_see(actor, run):
-        raise RunNotFound(run_id)
-    return run
-
-
-def list_runs(
-    session: Session, actor: User, status: JobStatus | None, limit: int, offset: int
-) -> tuple[list[TrainingRun], int]:
-    """The actor's runs (every run for an admin), newest first."""
-    query = select(TrainingRun).join(Job, Job.id == TrainingRun.job_id)
-    if actor.role != UserRole.ADMIN:
-        query = query.where(TrainingRun.owner_id == actor.id)
-    if status is not None:
-        query = query.where(Job.status == status)
-    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-    rows = session.scalars(
-        query.options(selectinload(TrainingRun.job))
-        .order_by(TrainingRun.created_at.desc(), TrainingRun.id)
-        .limit(limit)
-        .offset(offset)
-    ).all()
-    return list(rows), total
-
-
-def _refresh(session: Session, run: TrainingRun) -> JobStatus:
-    session.refresh(run)
-    session.refresh(run.job)
-    return run.job.status
-
-
-def stop_run(session: Session, run: TrainingRun) -> JobStatus:
-    """Stop a queued run at once, a running one at its chunk's end (its work is committed first).
-    Stopping a stopped or stopping run changes nothing."""
-    try:
-        status = stop_job(run.job_id)
-    except JobNotFound:
-        raise RunNotFound(run.id) from None
-    except JobStateError:
-        current = _refresh(session, run)
-        raise RunStateError(
-            f"training run {run.id} is {current}: only a queued or running run can be stopped"
-        ) from None
-    _refresh(session, run)
-    announce(run, status)
-    return status
-
-
-def resume_run(session: Session, run: TrainingRun) -> JobStatus:
-    """Run a stopped or failed run again from its last checkpoint, or call off a pending stop."""
-    current = _refresh(session, run)
-    if current in (JobStatus.QUEUED, JobStatus.RUNNING):
-        raise RunStateError(f"training run {run.id} is {current} already: nothing to resume")
-    if current == JobStatus.FINISHED:
-        raise RunStateError(
-            f"training run {run.id} is finished: its budget is spent (start a new run to train more)"
-        )
-    try:
-        status = resume_job(run.job_id)
-    except JobNotFound:
-        raise RunNotFound(run.id) from None
-    except JobStateError:
-        current = _refresh(session, run)
-        raise RunStateError(f"training run {run.id} is {current}: it cannot be resumed") from None
-    _refresh(session, run)
-    announce(run, status)
-    return status
 
 
 def change_config(session: Session, actor: User, run_id: uuid.UUID, change: dict[str, Any]) -> TrainingRun:
