@@ -1,8 +1,10 @@
 """Test fixtures against real services: a fresh PostgreSQL database migrated with Alembic, a Redis
-database of its own, and helpers that run real processes (uvicorn, celery workers, bots).
+database of its own, real processes torn down after each test, and the fixtures several test
+directories share (the gateway and its users, the match runner's bots).
 
-The environment is set before anything imports `shared.config`, so every process the tests start
-inherits the same settings.
+The environment (tests/support/environment.py) is set before anything imports `shared.config`, so
+every process the tests start inherits the same settings. The modules imported here must not read
+the settings when imported (shared.queue does: it builds the Celery app).
 
 Tests send nothing off this machine: bot host names resolve from a static table
 (`ARENA_STATIC_HOSTS`, inherited by every worker and gateway the tests start), and in this process
@@ -11,132 +13,58 @@ any call to the system resolver for a name that is not an IP literal fails the t
 
 from __future__ import annotations
 
-import contextlib
-import ipaddress
-import json
 import os
-import secrets
-import signal
-import socket
-import subprocess
-import sys
-import time
+import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
-import httpx
-import psycopg
 import pytest
 import redis
-from sqlalchemy.engine import make_url
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
 
-from shared.db import embedded
+from shared.config import get_settings
+from shared.crypto import encrypt_secret
 from shared.db.migrations import migrate
-from shared.ports import free_port as free_port
-
-ROOT = Path(__file__).resolve().parent.parent
-_RUN_ID = f"{os.getpid()}_{secrets.token_hex(3)}"
-ADMIN_URL = os.environ.get("ARENA_TEST_PG_ADMIN", "postgresql://postgres@127.0.0.1:5432/postgres")
-TEST_DB_NAME = f"arena_test_{_RUN_ID}"
-TEST_DATABASE_URL = f"postgresql+psycopg://postgres@127.0.0.1:5432/{TEST_DB_NAME}"
-TEST_REDIS_DB = int(os.environ.get("ARENA_TEST_REDIS_DB", "9"))
-TEST_REDIS_URL = f"redis://127.0.0.1:6379/{TEST_REDIS_DB}"
-TEST_SECRET_KEY = "test-secret-key-" + secrets.token_hex(16)
-
-os.environ.update(
-    {
-        "ARENA_DATABASE_URL": TEST_DATABASE_URL,
-        "ARENA_REDIS_URL": TEST_REDIS_URL,
-        "ARENA_SECRET_KEY": TEST_SECRET_KEY,
-        "ARENA_DEV_MODE": "1",
-        "ARENA_DATA_DIR": str(ROOT / ".arena-data" / f"test_{_RUN_ID}"),
-        "ARENA_STATIC_HOSTS": json.dumps({"localhost": ["127.0.0.1", "::1"]}),
-        # Bots may only live on loopback: even a generated endpoint with a public IP literal
-        # (schemathesis) is refused before any connection leaves the machine.
-        "ARENA_BOT_NETWORKS": json.dumps(["127.0.0.0/8", "::1/128"]),
-    }
+from shared.db.models import Bot, User
+from shared.db.session import session_scope
+from shared.ports import free_port
+from shared.protocol.signing import generate_secret
+from tests.support.accounts import Account, unique
+from tests.support.bot_processes import RunningBot, start_bot
+from tests.support.bot_servers import BotServer, runner_policy, serve_policy
+from tests.support.databases import create_database, drop_database, pg_available
+from tests.support.environment import (
+    ADMIN_URL,
+    TEST_DATABASE_URL,
+    TEST_DB_NAME,
+    TEST_ENVIRONMENT,
+    TEST_REDIS_URL,
 )
+from tests.support.gateway import ADMIN_KEY
+from tests.support.processes import PYTHON, ManagedProcess
+from tests.support.resolver import guard_system_resolver, resolver_calls
 
-
-class SystemResolverUsed(RuntimeError):
-    """A test asked the system resolver about a name (a DNS query could leave the machine).
-
-    Deliberately not an OSError, so code that handles resolution failures cannot swallow it."""
-
-
-_resolver_calls: list[str] = []
-
-
-def _is_ip_literal(host: object) -> bool:
-    if host is None:
-        return True
-    text = host.decode() if isinstance(host, bytes) else str(host)
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _guarded(real: Callable[..., object]) -> Callable[..., object]:
-    def lookup(host: object, *args: object, **kwargs: object) -> object:
-        if not _is_ip_literal(host):
-            _resolver_calls.append(repr(host))
-            raise SystemResolverUsed(
-                f"test asked the system resolver about {host!r}: use an IP literal, or inject a "
-                "resolver (shared.botclient.ssrf.StaticResolver, ARENA_STATIC_HOSTS)"
-            )
-        return real(host, *args, **kwargs)
-
-    return lookup
-
-
-def _no_reverse_lookup(_address: object) -> object:
-    """Reverse lookups (http.server's getfqdn) get "unknown" here instead of a query."""
-    raise socket.herror(1, "reverse lookups are disabled in tests")
+os.environ.update(TEST_ENVIRONMENT)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:  # noqa: ARG001 (pytest calls hooks by keyword)
-    """From now on, in this process, only IP literals reach the system resolver."""
-    socket.getaddrinfo = _guarded(socket.getaddrinfo)  # type: ignore[assignment]
-    socket.gethostbyname = _guarded(socket.gethostbyname)  # type: ignore[assignment]
-    socket.gethostbyname_ex = _guarded(socket.gethostbyname_ex)  # type: ignore[assignment]
-    socket.gethostbyaddr = _no_reverse_lookup  # type: ignore[assignment]
+    guard_system_resolver()
 
 
 @pytest.fixture(autouse=True)
 def _no_system_dns() -> Iterator[None]:
     """Fail a test whose code asked the system resolver about a name, even if it caught the error."""
-    before = len(_resolver_calls)
+    before = len(resolver_calls)
     yield
-    asked = _resolver_calls[before:]
+    asked = resolver_calls[before:]
     if asked:
         pytest.fail(f"the system resolver was asked about {', '.join(asked)}", pytrace=False)
-
-
-def _pg_available() -> bool:
-    try:
-        with psycopg.connect(ADMIN_URL, connect_timeout=3):
-            return True
-    except psycopg.OperationalError:
-        return False
-
-
-def create_database(name: str) -> str:
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-
-
-def drop_database(name: str) -> None:
-    embedded.drop_database(make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False))
 
 
 @pytest.fixture(scope="session")
 def database_url() -> Iterator[str]:
     """A fresh database for this test run, migrated to head with Alembic."""
-    if not _pg_available():
+    if not pg_available():
         pytest.fail(f"PostgreSQL is not reachable at {ADMIN_URL}; start it (see README) and retry")
     create_database(TEST_DB_NAME)
     migrate(TEST_DATABASE_URL)
@@ -171,72 +99,6 @@ def db_session(database_url: str):  # type: ignore[no-untyped-def]  # noqa: ARG0
         session.close()
 
 
-class ManagedProcess:
-    """A real child process in its own process group; always killed (with its children) on exit."""
-
-    def __init__(
-        self, args: list[str], name: str, env: dict[str, str] | None = None, cwd: Path = ROOT
-    ) -> None:
-        self.name = name
-        self.log_path = Path(os.environ["ARENA_DATA_DIR"]) / "logs" / f"{name}-{secrets.token_hex(3)}.log"
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(
-            args,
-            cwd=cwd,
-            env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"},
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def log(self) -> str:
-        self._log.flush()
-        return self.log_path.read_text(errors="replace")
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def wait_until(self, check: Callable[[], bool], timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not self.alive():
-                raise RuntimeError(
-                    f"{self.name} exited with {self.proc.returncode} before {what}:\n{self.log()}"
-                )
-            try:
-                if check():
-                    return
-            except Exception:
-                pass
-            time.sleep(0.1)
-        raise TimeoutError(f"{self.name}: {what} not reached in {timeout}s:\n{self.log()[-4000:]}")
-
-    def wait_http(self, url: str, timeout: float = 30.0) -> None:
-        self.wait_until(lambda: httpx.get(url, timeout=2).status_code < 500, timeout, f"{url} answering")
-
-    def wait_log(self, needle: str, timeout: float = 30.0) -> None:
-        self.wait_until(lambda: needle in self.log(), timeout, f"log line {needle!r}")
-
-    def kill(self, sig: int = signal.SIGKILL) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, sig)
-
-    def stop(self) -> None:
-        if self.alive():
-            self.kill(signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=10)
-        self.kill(signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
-        self._log.close()
-
-
 @pytest.fixture
 def spawn() -> Iterator[Callable[..., ManagedProcess]]:
     """Start real processes that are torn down after the test, whatever happens."""
@@ -252,4 +114,121 @@ def spawn() -> Iterator[Callable[..., ManagedProcess]]:
         process.stop()
 
 
-PYTHON = sys.executable
+# --------------------------------------------------------------------------- the gateway
+# Here, not in tests/gateway/conftest.py: tests/bots, tests/live and tests/trainer use them too.
+
+
+@pytest.fixture(scope="session")
+def client(database_url: str, redis_url: str) -> Iterator[TestClient]:  # noqa: ARG001 (requested for its side effect)
+    """The real app, in-process through Starlette's test client (so logs can be captured)."""
+    from services.gateway.app import create_app
+
+    settings = get_settings().model_copy(update={"bootstrap_admin_key": SecretStr(ADMIN_KEY)})
+    with TestClient(create_app(settings), raise_server_exceptions=False) as test_client:
+        yield test_client
+
+
+@pytest.fixture(scope="session")
+def gateway_url(client: TestClient) -> Iterator[str]:  # noqa: ARG001 (requested for its side effect)
+    """The same gateway as a real uvicorn process on the same database and Redis (no worker runs,
+    so matches it creates stay queued)."""
+    port = free_port()
+    process = ManagedProcess(
+        [PYTHON, "-m", "uvicorn", "services.gateway.app:app", "--host", "127.0.0.1", "--port", str(port)],
+        "gateway",
+        env={"ARENA_BOOTSTRAP_ADMIN_KEY": ADMIN_KEY},
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        process.wait_http(f"{url}/health", timeout=60)
+        yield url
+    finally:
+        process.stop()
+
+
+@pytest.fixture(scope="session")
+def admin(client: TestClient) -> Account:
+    me = client.get("/api/v1/me", headers={"X-API-Key": ADMIN_KEY})
+    assert me.status_code == 200, me.text
+    return Account(me.json()["id"], me.json()["name"], ADMIN_KEY)
+
+
+@pytest.fixture(scope="session")
+def make_user(client: TestClient, admin: Account) -> Callable[..., Account]:
+    def _make(prefix: str = "user") -> Account:
+        answer = client.post("/api/v1/users", json={"name": unique(prefix)}, headers=admin.headers)
+        assert answer.status_code == 201, answer.text
+        body = answer.json()
+        return Account(body["user"]["id"], body["user"]["name"], body["api_key"]["api_key"])
+
+    return _make
+
+
+@pytest.fixture(scope="session")
+def bot_server() -> Iterator[BotServer]:
+    """A real protocol-v1 bot (the SDK server with the built-in runner policy) on a loopback port."""
+    server, bot = serve_policy(runner_policy)
+    yield bot
+    server.shutdown()
+    server.server_close()
+
+
+# --------------------------------------------------------------------------- the match runner
+# Here, not in tests/match_runner/conftest.py: tests/live, tests/replay_store and tests/gateway use
+# them too.
+
+
+@pytest.fixture(scope="session")
+def user_id(database_url: str) -> uuid.UUID:  # noqa: ARG001 (requested for its side effect)
+    with session_scope() as session:
+        user = User(name=f"runner-tests-{uuid.uuid4().hex[:8]}")
+        session.add(user)
+        session.flush()
+        return user.id
+
+
+@pytest.fixture(scope="session")
+def register_bot(user_id: uuid.UUID) -> Callable[..., uuid.UUID]:
+    """Store an HTTP podracing bot of `user_id` straight in the database (no health check)."""
+
+    def _register(
+        bot: RunningBot | None = None, *, endpoint: str | None = None, secret: str | None = None
+    ) -> uuid.UUID:
+        settings = get_settings()
+        with session_scope() as session:
+            row = Bot(
+                owner_id=user_id,
+                name=f"{bot.mode if bot else 'bot'}-{uuid.uuid4().hex[:8]}",
+                game="podracing",
+                kind="http",
+                endpoint=endpoint or (bot.endpoint if bot else None),
+                secret_encrypted=encrypt_secret(
+                    settings, secret or (bot.secret if bot else generate_secret())
+                ),
+            )
+            session.add(row)
+            session.flush()
+            return row.id
+
+    return _register
+
+
+@pytest.fixture(scope="module")
+def good_bot(database_url: str) -> Iterator[RunningBot]:  # noqa: ARG001 (requested for its side effect)
+    bot = start_bot("ok")
+    yield bot
+    bot.process.stop()
+
+
+@pytest.fixture
+def bot_factory() -> Iterator[Callable[..., RunningBot]]:
+    started: list[RunningBot] = []
+
+    def _start(mode: str = "ok", *extra: str) -> RunningBot:
+        bot = start_bot(mode, *extra)
+        started.append(bot)
+        return bot
+
+    yield _start
+    for bot in started:
+        bot.process.stop()

@@ -14,13 +14,14 @@ from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, pool, select, text
 from sqlalchemy.orm import Session
 
+from shared.db.migrations import migrate
 from shared.db.models import Base
-from tests.conftest import _pg_available, create_database, drop_database, migrate
+from tests.support.databases import create_database, drop_database, pg_available
 
 
 @pytest.fixture
 def fresh_url() -> Iterator[str]:
-    if not _pg_available():
+    if not pg_available():
         pytest.fail("PostgreSQL is not reachable; start it (see README) and retry")
     name = f"arena_migrations_{secrets.token_hex(4)}"
     url = create_database(name)

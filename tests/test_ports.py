@@ -3,12 +3,13 @@ one when it is free and another when a server already listens there."""
 
 from __future__ import annotations
 
+import re
 import socket
 
 import pytest
 
-import tests.conftest
 from shared.ports import free_port
+from tests.support.environment import ROOT
 
 
 def _listener(port: int = 0) -> socket.socket:
@@ -45,4 +46,7 @@ def test_a_preferred_port_a_server_listens_on_is_replaced() -> None:
 
 
 def test_the_tests_use_the_shared_function() -> None:
-    assert tests.conftest.free_port is free_port
+    """No test module writes a free_port of its own: one copy, shared.ports', for every caller."""
+    definition = re.compile(r"^\s*def free_port\b", re.MULTILINE)
+    own = [str(path) for path in (ROOT / "tests").rglob("*.py") if definition.search(path.read_text())]
+    assert own == []

@@ -22,7 +22,7 @@ from shared.queue import (
     outage_retry_delay_s,
     send_task,
 )
-from tests.conftest import ROOT
+from tests.support.environment import ROOT
 
 TASK_MODULES = sorted(
     ".".join(path.relative_to(ROOT).with_suffix("").parts) for path in (ROOT / "services").glob("*/tasks.py")

@@ -1,6 +1,6 @@
-"""Bot-domain fixtures: the gateway's (the real app through Starlette's test client, accounts, an SDK
-bot server on loopback) for comparing with the API, and plain users made straight in the database
-for calling shared.bots without HTTP."""
+"""Bot-domain fixtures: plain users made straight in the database, for calling shared.bots without
+HTTP (the gateway's client, users and SDK bot server, for comparing with the API, are
+tests/conftest.py's)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from sqlalchemy.orm import Session
 
 from shared.db.models import User
 from shared.states import UserRole
-from tests.gateway.conftest import admin, bot_server, client, make_user  # noqa: F401  (fixtures)
 
 
 @pytest.fixture

@@ -19,10 +19,13 @@ from shared.bots import service
 from shared.config import get_settings
 from shared.crypto import decrypt_secret
 from shared.db.models import Bot, BotVersion, Rating, User
+from shared.ports import free_port
 from shared.protocol.signing import generate_secret
 from shared.states import BotKind, BotOrigin, BotStatus, HostedContract, UserRole
-from tests.conftest import PYTHON, ROOT, free_port
-from tests.gateway.conftest import DECIDE_SOURCE, BotServer
+from tests.support.bot_servers import BotServer
+from tests.support.environment import ROOT
+from tests.support.gateway import DECIDE_SOURCE
+from tests.support.processes import PYTHON
 
 NewUser = Callable[..., User]
 BAD_SOURCE = "import os\n\n\ndef decide(observation):\n    return os.listdir('/')\n"

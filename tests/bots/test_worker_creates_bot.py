@@ -21,8 +21,10 @@ from shared.db.session import session_scope
 from shared.queue import celery_app
 from shared.states import BotOrigin, HostedContract
 from tests.bots import worker_tasks
-from tests.conftest import PYTHON, TEST_REDIS_URL, ManagedProcess
-from tests.gateway.conftest import DECIDE_SOURCE, Account, unique
+from tests.support.accounts import Account, unique
+from tests.support.environment import TEST_REDIS_URL
+from tests.support.gateway import DECIDE_SOURCE
+from tests.support.processes import PYTHON, ManagedProcess
 
 pytestmark = pytest.mark.slow
 

@@ -1,94 +1,26 @@
-"""Running the `arena` command line as a real process, and protocol-v1 bots on loopback for it."""
+"""CLI fixtures: protocol-v1 bots on loopback for `arena play` to call."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 import pytest
 
-from shared.protocol.signing import generate_secret
-from tests.conftest import PYTHON, ROOT
-
-BOTS = Path(__file__).resolve().parent / "bots"
-PODRACING_CONFIG = '{"laps": 1, "max_turns": 60}'
-BATTLE_CONFIG = '{"units_per_player": 2, "time_limit_s": 5}'
-
-
-@dataclass
-class CliRun:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-def start_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """Start `python -m services.cli.main ARGS` with no ARENA_ variable at all, except those in
-    `env`: local play must need no configuration, database or Redis."""
-    clean = {key: value for key, value in os.environ.items() if not key.startswith("ARENA_")}
-    return subprocess.Popen(
-        [PYTHON, "-m", "services.cli.main", *args],
-        cwd=cwd,
-        env={**clean, **(env or {}), "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def finish_cli(process: subprocess.Popen[str], timeout: float = 120) -> CliRun:
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
-        raise
-    return CliRun(process.returncode, stdout, stderr)
-
-
-def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> CliRun:
-    return finish_cli(start_cli(*args, cwd=cwd, env=env), timeout)
-
-
-def assert_one_line_error(run: CliRun, *expected: str) -> str:
-    """A failed command: non-zero status, exactly one line on stderr, no traceback."""
-    assert run.returncode != 0, run.stdout
-    lines = run.stderr.splitlines()
-    assert len(lines) == 1, run.stderr
-    assert "Traceback" not in run.stderr
-    assert "Traceback" not in run.stdout
-    assert lines[0].startswith("arena"), lines[0]
-    for text in expected:
-        assert text in lines[0], lines[0]
-    return lines[0]
-
-
-@dataclass
-class HttpBot:
-    url: str
-    secret: str
+from tests.support.bot_servers import BotServer, serve_policy
 
 
 @pytest.fixture(scope="session")
-def http_bot() -> Iterator[Callable[[str, str], HttpBot]]:
+def http_bot() -> Iterator[Callable[[str, str], BotServer]]:
     """Start SDK bot servers on loopback ports serving a game's built-in bot; all stopped at the end."""
-    from shared.botsdk import make_server
     from shared.games.registry import get_game
 
-    servers = []
+    servers: list[Any] = []
 
-    def start(game: str, builtin: str) -> HttpBot:
-        secret = generate_secret()
-        server = make_server(get_game(game).builtin_bots()[builtin], secret=secret, port=0)
-        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-        thread.start()
+    def start(game: str, builtin: str) -> BotServer:
+        server, bot = serve_policy(get_game(game).builtin_bots()[builtin])
         servers.append(server)
-        host, port = server.server_address[:2]
-        return HttpBot(f"http://{host}:{port}", secret)
+        return bot
 
     yield start
     for server in servers:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import BOTS, assert_one_line_error, finish_cli, run_cli, start_cli
-from tests.conftest import free_port
+from shared.ports import free_port
+from tests.support.cli import BOTS, assert_one_line_error, finish_cli, run_cli, start_cli
 
 CASES = {
     "unknown game": (

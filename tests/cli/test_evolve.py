@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from shared.sandbox.gate import check_source
-from tests.cli.conftest import assert_one_line_error, finish_cli, run_cli, start_cli
+from tests.support.cli import assert_one_line_error, finish_cli, run_cli, start_cli
 
 SMALL = [
     "--children", "1", "--quick", "1", "--tournament", "1", "--match-config", '{"time_limit_s": 4}',

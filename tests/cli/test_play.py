@@ -14,8 +14,9 @@ import pytest
 
 from shared.games.registry import get_game
 from shared.games.replay import resimulate
-from tests.cli.conftest import BATTLE_CONFIG, BOTS, PODRACING_CONFIG, HttpBot, run_cli
-from tests.conftest import PYTHON
+from tests.support.bot_servers import BotServer
+from tests.support.cli import BATTLE_CONFIG, BOTS, PODRACING_CONFIG, run_cli
+from tests.support.processes import PYTHON
 
 LOOPBACK_ONLY = {"ARENA_BOT_NETWORKS": '["127.0.0.0/8"]'}
 """The HTTP bot lives on loopback; this fence makes sure nothing else could be reached."""
@@ -62,7 +63,7 @@ def test_podracing_builtin_against_a_hosted_file(tmp_path: Path) -> None:
 
 
 def test_podracing_codingame_script_against_an_http_bot(
-    tmp_path: Path, http_bot: Callable[[str, str], HttpBot]
+    tmp_path: Path, http_bot: Callable[[str, str], BotServer]
 ) -> None:
     bot = http_bot("podracing", "blocker")
     run = run_cli(
@@ -116,7 +117,7 @@ def test_battle_hosted_file_against_a_builtin_as_json(tmp_path: Path) -> None:
     assert_resimulates(replay)
 
 
-def test_battle_http_bot_against_a_builtin(tmp_path: Path, http_bot: Callable[[str, str], HttpBot]) -> None:
+def test_battle_http_bot_against_a_builtin(tmp_path: Path, http_bot: Callable[[str, str], BotServer]) -> None:
     bot = http_bot("battle", "aggressive")
     run = run_cli(
         "play",

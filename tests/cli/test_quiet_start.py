@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PYTHON, ROOT
+from tests.support.environment import ROOT
+from tests.support.processes import PYTHON
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from services.cli.main import main
-from tests.cli.conftest import assert_one_line_error, finish_cli, run_cli, start_cli
+from tests.support.cli import assert_one_line_error, finish_cli, run_cli, start_cli
 
 TINY = ["--num-envs", "16", "--threads", "1", "--config", '{"num_steps": 16, "num_minibatches": 2}']
 """Iterations of 256 steps on one thread: a few seconds even on a busy machine."""

@@ -16,7 +16,7 @@ import pytest
 
 from shared.games.registry import get_game
 from shared.games.replay import compress, play_local
-from tests.cli.conftest import finish_cli, start_cli
+from tests.support.cli import finish_cli, start_cli
 
 URL = re.compile(r"viewer for .*: (http://127\.0\.0\.1:\d+/)$")
 

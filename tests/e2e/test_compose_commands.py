@@ -25,8 +25,11 @@ import httpx
 import pytest
 import yaml
 
-from tests.conftest import ROOT, ManagedProcess, create_database, drop_database, free_port
+from shared.ports import free_port
 from tests.e2e.system_deps import docker_compose
+from tests.support.databases import create_database, drop_database
+from tests.support.environment import ROOT
+from tests.support.processes import ManagedProcess
 
 COMPOSE = ROOT / "docker-compose.yml"
 GPU_OVERRIDE = ROOT / "docker-compose.gpu.yml"

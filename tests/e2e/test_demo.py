@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, create_database, drop_database, free_port
+from shared.ports import free_port
+from tests.support.databases import create_database, drop_database
+from tests.support.environment import ROOT
 
 DEMO = [sys.executable, "-m", "scripts.demo"]
 

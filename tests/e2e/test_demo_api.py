@@ -15,7 +15,7 @@ import pytest
 
 from scripts.demo import parse_args
 from scripts.demo_api import Api, ApiError, Outage, PlatformUnavailable
-from tests.conftest import free_port
+from shared.ports import free_port
 
 DOWN = {"detail": "the database is unreachable; try again later"}
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
-from tests.owned_services import OwnedPostgres, OwnedRedis
+from tests.support.environment import ROOT
+from tests.support.owned_services import OwnedPostgres, OwnedRedis
 
 pytestmark = pytest.mark.e2e
 

@@ -15,7 +15,8 @@ import pytest
 from scripts.demo import LEFTOVERS_FILE, Demo, leaderboard_lines, parse_args
 from scripts.demo_fleet import HostedBot
 from scripts.demo_infra import claim_database, leftovers_note
-from tests.conftest import ROOT, create_database, drop_database
+from tests.support.databases import create_database, drop_database
+from tests.support.environment import ROOT
 
 LATER = (datetime.now().astimezone() + timedelta(hours=1)).isoformat()
 

@@ -19,8 +19,10 @@ from scripts.demo_fleet import hosted_bots as hosted_fleet
 from services.match_runner.commands import worker_command
 from shared.games.registry import get_game
 from shared.games.replay import resimulate
+from shared.ports import free_port
 from shared.protocol.signing import generate_secret
-from tests.conftest import PYTHON, ROOT, ManagedProcess, free_port
+from tests.support.environment import ROOT
+from tests.support.processes import PYTHON, ManagedProcess
 
 
 def _start_bot(spawn: Callable[..., ManagedProcess], name: str, module: str) -> tuple[str, str]:

@@ -41,13 +41,15 @@ from shared.config import Settings, get_settings
 from shared.db.migrations import migrate
 from shared.db.models import Match, MatchParticipant, Rating, Replay, User
 from shared.db.session import get_engine, session_scope
+from shared.ports import free_port
 from shared.protocol.signing import generate_secret
 from shared.replay_store import replay_key
 from shared.states import MatchKind, MatchStatus
-from tests.conftest import PYTHON, ROOT, ManagedProcess, free_port
 from tests.e2e import netns
-from tests.e2e.conftest import redis_server_binary
 from tests.e2e.system_deps import require
+from tests.support.environment import ROOT
+from tests.support.owned_services import redis_server_binary
+from tests.support.processes import PYTHON, ManagedProcess
 
 GAME = "podracing"
 LADDER_MATCHES = 8

@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
 from tests.e2e.system_deps import require
+from tests.support.environment import ROOT
 
 PROFILE = ROOT / "deploy" / "seccomp-sandbox.json"
 
@@ -370,7 +370,7 @@ if libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_
 # From here on this process is a worker in its container: start a sandbox, play one turn.
 from shared.protocol.signing import generate_secret
 from shared.sandbox.backends import SandboxedBot
-from tests.sandbox.conftest import ask
+from tests.support.sandbox import ask
 
 secret = generate_secret()
 bot = SandboxedBot("def decide(observation):\n    return observation['n'] + 1\n", secret=secret)

@@ -32,8 +32,9 @@ from shared.events import (
     event_classes,
     parse_event,
 )
+from shared.ports import free_port
 from shared.states import MatchKind, MatchStatus
-from tests.conftest import ManagedProcess, free_port
+from tests.support.processes import ManagedProcess
 
 SLOWEST_CALL_S = 0.1
 """The most any single publish may take, on a loaded test machine too (typically a few us). A call

@@ -20,7 +20,7 @@ from shared.evolution.config import DEFAULT_FITNESS_WEIGHTS
 from shared.evolution.payoff import PayoffTable, nash_average, payoff_table, solve_meta_game
 from shared.evolution.rundir import archive_name, run_archive, sanitise, write_run_directory
 from shared.states import UserRole
-from tests.gateway.test_evolution_api import CHILD_CODE, CHILD_DIFF, OWN_LLM_URL, seed_run
+from tests.support.evolution import CHILD_CODE, CHILD_DIFF, OWN_LLM_URL, seed_run
 
 LLM_KEY = "sk-rundir-" + uuid.uuid4().hex
 

@@ -13,7 +13,7 @@ from scripts.bench_evolver import bench_database
 from shared.config import get_settings
 from shared.db.embedded import drop_database, ensure_database, libpq_url
 from shared.db.session import get_engine, get_sessionmaker
-from tests.conftest import ADMIN_URL
+from tests.support.environment import ADMIN_URL
 
 SERVER_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 

@@ -41,7 +41,6 @@ from shared.evolution import (
     operator_allowance,
 )
 from shared.states import JobStatus, UserRole
-from tests.conftest import PYTHON, ManagedProcess
 from tests.evolver.engine_support import (
     PRICED_MODEL,
     PRICES,
@@ -55,6 +54,7 @@ from tests.evolver.engine_support import (
     run_row,
     tool_answer,
 )
+from tests.support.processes import PYTHON, ManagedProcess
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("database_url", "redis_url")]
 

@@ -25,7 +25,6 @@ from shared.evolution import create_run
 from shared.jobs import reap_stale_jobs
 from shared.matches import create_match, enqueue_match
 from shared.states import BotOrigin, BotStatus, JobStatus, MatchKind, MatchStatus
-from tests.conftest import PYTHON, ManagedProcess
 from tests.evolver.engine_support import (
     PRICED_MODEL,
     PRICES,
@@ -40,6 +39,7 @@ from tests.evolver.engine_support import (
     programs,
     run_row,
 )
+from tests.support.processes import PYTHON, ManagedProcess
 
 HEARTBEAT_S = 0.25
 STALE_AFTER_S = 2.0
@@ -143,7 +143,7 @@ def test_a_killed_worker_is_replaced_and_nothing_is_paid_stored_or_evaluated_twi
 @pytest.mark.slow
 @pytest.mark.usefixtures("database_url", "redis_url")
 def test_a_promoted_program_is_a_hosted_bot_that_plays_a_ladder_match() -> None:
-    from tests.match_runner.conftest import start_worker, wait_for_match
+    from tests.support.match_runner import start_worker, wait_for_match
 
     owner = make_user("promoter")
     run_id, job_id = make_run(
@@ -208,7 +208,7 @@ def test_the_tournament_plays_the_live_fleet_on_the_matches_queue_unrated() -> N
     from services.evolver.seeds import seed_program
     from shared import bots
     from shared.db.models import EvolutionRun, MatchParticipant, Rating
-    from tests.match_runner.conftest import start_worker
+    from tests.support.match_runner import start_worker
 
     owner = make_user("fleet")
     with session_scope() as session:

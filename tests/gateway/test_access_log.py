@@ -119,7 +119,8 @@ def test_closing_writes_what_is_held_and_uvicorn_is_quieted() -> None:
 def test_the_real_server_logs_each_request_once() -> None:
     """The gateway as deployed (plain `uvicorn` command): our line, with its duration, and not
     uvicorn's own for the same request."""
-    from tests.conftest import PYTHON, ManagedProcess, free_port
+    from shared.ports import free_port
+    from tests.support.processes import PYTHON, ManagedProcess
 
     port = free_port()
     process = ManagedProcess(

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from shared.config import get_settings
 from shared.crypto import hash_api_key
 from shared.db.models import ApiKey, User
-from tests.gateway.conftest import Account, unique
+from tests.support.accounts import Account, unique
 
 
 def test_missing_and_bad_keys_are_401(client: TestClient) -> None:

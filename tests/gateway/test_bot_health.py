@@ -26,9 +26,11 @@ from shared.db.models import Match
 from shared.db.session import session_scope
 from shared.matches import MatchRequestError
 from shared.protocol.signing import generate_secret
-from tests.conftest import ManagedProcess
-from tests.gateway.conftest import Account, BotServer, register_http_bot, runner_policy
-from tests.match_runner.conftest import queue_match, start_worker, wait_for_match
+from tests.support.accounts import Account
+from tests.support.bot_servers import BotServer, runner_policy
+from tests.support.gateway import register_http_bot
+from tests.support.match_runner import queue_match, start_worker, wait_for_match
+from tests.support.processes import ManagedProcess
 
 pytestmark = pytest.mark.slow
 

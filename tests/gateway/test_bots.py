@@ -14,9 +14,11 @@ from sqlalchemy import select
 from shared.config import get_settings
 from shared.crypto import decrypt_secret
 from shared.db.models import Bot, BotVersion, Rating
+from shared.ports import free_port
 from shared.protocol.signing import generate_secret
-from tests.conftest import free_port
-from tests.gateway.conftest import DECIDE_SOURCE, Account, BotServer, unique
+from tests.support.accounts import Account, unique
+from tests.support.bot_servers import BotServer
+from tests.support.gateway import DECIDE_SOURCE
 
 
 def test_register_http_bot_returns_secret_once_and_stores_it_encrypted(

@@ -10,7 +10,9 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.gateway.conftest import Account, BotServer, register_http_bot
+from tests.support.accounts import Account
+from tests.support.bot_servers import BotServer
+from tests.support.gateway import register_http_bot
 
 
 def _challenge(client: TestClient, who: Account, bots: list[dict[str, Any]], **extra: Any) -> Any:

@@ -14,7 +14,9 @@ from sqlalchemy.orm import Session
 
 from shared.db.models import Match, MatchParticipant
 from shared.states import MatchStatus
-from tests.cli.conftest import (
+from tests.support.accounts import Account, unique
+from tests.support.bot_servers import BotServer
+from tests.support.cli import (
     BOTS,
     PODRACING_CONFIG,
     CliRun,
@@ -23,7 +25,6 @@ from tests.cli.conftest import (
     run_cli,
     start_cli,
 )
-from tests.gateway.conftest import Account, BotServer, unique
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ import uuid
 from fastapi.testclient import TestClient
 
 from shared.games.battle.config import MAX_MATCH_COST_S, MAX_TURNS
-from tests.gateway.conftest import Account
+from tests.support.accounts import Account
 
 
 def _challenge(client: TestClient, user: Account, config: dict[str, object]) -> tuple[int, str]:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.gateway.conftest import Account
+from tests.support.accounts import Account
 
 BAD_BODIES: list[Any] = [
     None,

@@ -25,14 +25,16 @@ from websockets.exceptions import ConnectionClosed
 
 from services.evolver.evaluation.matches import MatchSpec, QueueExecutor
 from services.evolver.store import bots as bot_store
+from shared.db.migrations import migrate
 from shared.db.models import EvolutionProgram, Match, Replay
 from shared.db.session import get_sessionmaker, session_scope
 from shared.events import MatchStarted, get_publisher, publish
 from shared.games.registry import get_game
 from shared.games.replay import compress, play_local
 from shared.states import MatchKind, MatchStatus, ProgramOrigin, ProgramStatus
-from tests.conftest import _pg_available, create_database, drop_database, migrate
-from tests.gateway.conftest import DECIDE_SOURCE, Account, register_hosted_bot, unique
+from tests.support.accounts import Account, unique
+from tests.support.databases import create_database, drop_database, pg_available
+from tests.support.gateway import DECIDE_SOURCE, register_hosted_bot
 
 API = "/api/v1"
 
@@ -247,7 +249,7 @@ def test_the_public_ticker_leaves_out_evaluation_matches(gateway_url: str) -> No
 @pytest.fixture
 def old_database() -> Iterator[str]:
     """A fresh database at the revision before evaluation matches named their run."""
-    if not _pg_available():
+    if not pg_available():
         pytest.fail("PostgreSQL is not reachable; start it (see README) and retry")
     name = f"arena_evaluation_{uuid.uuid4().hex[:8]}"
     url = create_database(name)

@@ -4,7 +4,7 @@ key: the heat map, the lineage tree, a program's code and diff, the root's decis
 payoff, and an event written while the page is open appearing without a reload.
 
 Runs are created through the API; what the evolver worker writes is inserted directly
-(tests/gateway/test_evolution_api.seed_run), since no worker runs here.
+(tests/support/evolution.py, seed_run), since no worker runs here.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from playwright.sync_api import expect
 
 from shared.states import EvolutionEventKind
 from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
-from tests.gateway.conftest import Account
-from tests.gateway.test_evolution_api import CHILD_CODE, add_event, create_run, seed_run
+from tests.support.accounts import Account
+from tests.support.evolution import CHILD_CODE, add_event, create_run, seed_run
 
 
 def test_the_list_page_is_a_shell_with_a_create_form(client: TestClient, alice: Account) -> None:

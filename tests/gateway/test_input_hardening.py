@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.gateway.conftest import DECIDE_SOURCE, Account, register_hosted_bot, unique
+from tests.support.accounts import Account, unique
+from tests.support.gateway import DECIDE_SOURCE, register_hosted_bot
 
 HUGE = str(2**64)
 

@@ -17,7 +17,8 @@ from services.gateway.leaderboard.fast_path import page_key
 from shared.db.models import Rating
 from shared.events import EventPublisher, MatchFinished
 from shared.states import MatchKind, MatchStatus
-from tests.gateway.conftest import ADMIN_KEY, DECIDE_SOURCE, Account, unique
+from tests.support.accounts import Account, unique
+from tests.support.gateway import ADMIN_KEY, DECIDE_SOURCE
 
 BATTLE = PageKey("battle", False, 50, 0)
 RACE = PageKey("podracing", False, 50, 0)

@@ -9,7 +9,8 @@ from sqlalchemy import delete
 
 from shared.db.models import Rating
 from shared.games.registry import get_game
-from tests.gateway.conftest import DECIDE_SOURCE, Account, unique
+from tests.support.accounts import Account, unique
+from tests.support.gateway import DECIDE_SOURCE
 
 
 def test_leaderboard_orders_by_conservative_rating(client: TestClient, make_user, db_session) -> None:  # type: ignore[no-untyped-def]

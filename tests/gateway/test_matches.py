@@ -18,7 +18,8 @@ from shared.db.models import Match, Replay
 from shared.games.registry import get_game
 from shared.games.replay import compress, play_local
 from shared.matches import TASK_PLAY_MATCH
-from tests.gateway.conftest import Account, register_hosted_bot
+from tests.support.accounts import Account
+from tests.support.gateway import register_hosted_bot
 
 
 @contextmanager

@@ -42,7 +42,7 @@ from services.gateway.openapi import ErrorBody
 from services.gateway.training.views import router as training_router
 from services.gateway.users.views import router as users_router
 from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
-from tests.gateway.conftest import Account
+from tests.support.accounts import Account
 
 ERROR_BODY_REF = "#/components/schemas/ErrorBody"
 KEY_SCHEMES: list[dict[str, list[str]]] = [{"BearerKey": []}, {"ApiKeyHeader": []}]

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.gateway.conftest import Account, BotServer, unique
+from tests.support.accounts import Account, unique
+from tests.support.bot_servers import BotServer
 
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
 PACKAGE = "arena_generated_client"

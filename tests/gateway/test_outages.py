@@ -18,9 +18,10 @@ from shared.config import get_settings
 from shared.crypto import encrypt_secret
 from shared.db.models import Bot
 from shared.db.session import session_scope
+from shared.ports import free_port
 from shared.protocol.signing import generate_secret
-from tests.conftest import PYTHON, ManagedProcess, free_port
-from tests.owned_services import OwnedPostgres, OwnedRedis, owned_postgres, owned_redis
+from tests.support.owned_services import OwnedPostgres, OwnedRedis, owned_postgres, owned_redis
+from tests.support.processes import PYTHON, ManagedProcess
 
 pytestmark = pytest.mark.slow
 

@@ -24,10 +24,12 @@ from sqlalchemy import update
 
 from shared.db.models import BotVersion, EvolutionLlmCall, EvolutionRun, TrainingMetric, TrainingRun
 from shared.db.session import session_scope
+from shared.ports import free_port
 from shared.states import LlmCallStatus, LlmRole
-from tests.cli.conftest import BOTS, assert_one_line_error, run_cli
-from tests.conftest import PYTHON, ManagedProcess, free_port
-from tests.gateway.conftest import ADMIN_KEY, DECIDE_SOURCE, Account, unique
+from tests.support.accounts import Account, unique
+from tests.support.cli import BOTS, assert_one_line_error, run_cli
+from tests.support.gateway import ADMIN_KEY, DECIDE_SOURCE
+from tests.support.processes import PYTHON, ManagedProcess
 
 TRAINING = "/api/v1/training/runs"
 EVOLUTION = "/api/v1/evolution/runs"

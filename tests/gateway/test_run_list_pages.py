@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from playwright.sync_api import expect
 
 from tests.gateway.browser import launch_chromium, offline_page
-from tests.gateway.conftest import Account, unique
+from tests.support.accounts import Account, unique
 
 
 @pytest.mark.browser

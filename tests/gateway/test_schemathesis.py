@@ -19,7 +19,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, settings
 from schemathesis.checks import not_a_server_error
 
-from tests.gateway.conftest import ADMIN_KEY
+from tests.support.gateway import ADMIN_KEY
 
 pytestmark = pytest.mark.slow
 

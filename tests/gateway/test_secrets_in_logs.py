@@ -11,7 +11,8 @@ from fastapi.testclient import TestClient
 
 from services.gateway.logging_filter import _PATTERNS, MASK, SecretRedactingFilter, redact
 from shared.protocol.signing import generate_secret
-from tests.gateway.conftest import Account, BotServer, unique
+from tests.support.accounts import Account, unique
+from tests.support.bot_servers import BotServer
 
 
 def test_redaction_masks_every_kind_of_secret() -> None:

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from services.gateway import deps
 from shared.logging_throttle import LogThrottle
-from tests.owned_services import OwnedPostgres, owned_postgres
+from tests.support.owned_services import OwnedPostgres, owned_postgres
 
 
 @pytest.fixture

@@ -44,10 +44,11 @@ from shared.play import local_play, options
 from shared.play.bot_specs import BotKindArg, BotSpec, parse_bots
 from shared.states import JobStatus
 from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
-from tests.gateway.conftest import Account, register_hosted_bot, unique
-from tests.gateway.test_evolution_api import create_run as create_evolution_run
-from tests.gateway.test_evolution_api import per_opponent, seed_run
 from tests.gateway.viewer_support import StoredMatch, store_finished_match
+from tests.support.accounts import Account, unique
+from tests.support.evolution import create_run as create_evolution_run
+from tests.support.evolution import per_opponent, seed_run
+from tests.support.gateway import register_hosted_bot
 
 VIEWPORTS: dict[str, ViewportSize] = {
     "laptop": {"width": 1366, "height": 768},

@@ -9,7 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from shared.protocol.signing import generate_secret
-from tests.gateway.conftest import Account, BotServer, unique
+from tests.support.accounts import Account, unique
+from tests.support.bot_servers import BotServer
 
 
 @pytest.fixture(scope="module")

@@ -27,8 +27,8 @@ from shared.db.session import session_scope
 from shared.events import TrainingProgress, get_publisher, publish
 from shared.states import JobStatus, TrainingStage
 from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
-from tests.gateway.conftest import Account
 from tests.gateway.test_training_pages import create_run
+from tests.support.accounts import Account
 
 STEPS_PER_ITERATION = 512
 HISTORY = 5

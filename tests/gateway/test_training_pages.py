@@ -25,7 +25,7 @@ from services.gateway.web.pages.training import RUN_CHARTS
 from shared.config import get_settings
 from shared.events import TrainingProgress, TrainingStatus, get_publisher, publish
 from shared.states import JobStatus, TrainingStage
-from tests.gateway.conftest import Account, unique
+from tests.support.accounts import Account, unique
 
 Message = dict[str, Any]
 

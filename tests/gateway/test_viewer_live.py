@@ -17,17 +17,10 @@ from shared.games.replay import decompress
 from shared.matches import enqueue_match
 from shared.replay_store import load_replay
 from shared.states import MatchStatus
-from tests.conftest import ManagedProcess
 from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
-from tests.match_runner.conftest import (  # noqa: F401  (fixtures)
-    RunningBot,
-    bot_factory,
-    queue_match,
-    register_bot,
-    start_worker,
-    user_id,
-    wait_for_match,
-)
+from tests.support.bot_processes import RunningBot
+from tests.support.match_runner import queue_match, start_worker, wait_for_match
+from tests.support.processes import ManagedProcess
 
 BOT_LATENCY_S = "0.05"
 
@@ -51,8 +44,8 @@ def frame_counter(page: Page) -> tuple[int, int]:
 def test_a_running_match_plays_live_then_becomes_its_replay(
     gateway_url: str,
     worker: ManagedProcess,
-    bot_factory: Callable[..., RunningBot],  # noqa: F811
-    register_bot: Callable[..., uuid.UUID],  # noqa: F811
+    bot_factory: Callable[..., RunningBot],
+    register_bot: Callable[..., uuid.UUID],
 ) -> None:
     bots = [register_bot(bot_factory("ok", "--latency", BOT_LATENCY_S)) for _ in range(2)]
     match_id = queue_match(bots, seed=11, send=False)

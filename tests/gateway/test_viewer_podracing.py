@@ -22,8 +22,8 @@ from shared.games.podracing.bots import runner
 from shared.games.registry import get_game
 from shared.games.replay import play_local
 from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
-from tests.gateway.conftest import Account
 from tests.gateway.viewer_support import StoredMatch, store_finished_match
+from tests.support.accounts import Account
 
 READY = "[data-viewer][data-ready]"
 

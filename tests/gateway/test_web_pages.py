@@ -27,9 +27,11 @@ from shared.db.models import Bot, Match, Rating, Replay, User
 from shared.games.registry import game_names
 from shared.games.replay import compress
 from shared.states import MatchStatus
-from tests.conftest import PYTHON, ROOT
 from tests.gateway.browser import launch_chromium, offline_page
-from tests.gateway.conftest import Account, register_hosted_bot, unique
+from tests.support.accounts import Account, unique
+from tests.support.environment import ROOT
+from tests.support.gateway import register_hosted_bot
+from tests.support.processes import PYTHON
 
 LEADERBOARD_COLUMNS = ["#", "bot", "owner", "mu - 3 sigma", "mu ± sigma", "W/D/L"]
 MATCH_COLUMNS = ["match", "game", "kind", "players", "turns", "finished", "replay"]

@@ -15,7 +15,8 @@ from sqlalchemy.orm import Session
 from shared.db.models import Match, Replay
 from shared.games.replay import compress
 from shared.states import MatchStatus
-from tests.gateway.conftest import DECIDE_SOURCE, Account, unique
+from tests.support.accounts import Account, unique
+from tests.support.gateway import DECIDE_SOURCE
 
 
 @dataclass

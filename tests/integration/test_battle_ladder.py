@@ -24,7 +24,7 @@ from shared.games.registry import get_game
 from shared.games.replay import decompress, play_local, resimulate
 from shared.queue import QUEUE_MATCHES
 from shared.replay_store import load_replay
-from tests.integration.conftest import (
+from tests.support.hosted_worker import (
     BATTLE_BOTS_SOURCE,
     register_hosted_bot,
     sandbox_dirs,

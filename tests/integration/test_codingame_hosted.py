@@ -14,14 +14,15 @@ from shared.games.registry import get_game
 from shared.games.replay import decompress, resimulate
 from shared.matches import create_match, enqueue_match
 from shared.replay_store import load_replay
-from tests.conftest import ROOT, ManagedProcess
-from tests.integration.conftest import (
+from tests.support.environment import ROOT
+from tests.support.hosted_worker import (
     register_hosted_bot,
     sandbox_dirs,
     sandbox_processes,
     start_hosted_worker,
     watch_match,
 )
+from tests.support.processes import ManagedProcess
 
 CODINGAME_SCRIPT = """\
 import sys

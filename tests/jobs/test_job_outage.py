@@ -17,9 +17,9 @@ from shared.db.session import get_engine, session_scope
 from shared.jobs import create_job
 from shared.queue import QUEUE_TRAINING, create_celery
 from shared.states import JobStatus
-from tests.conftest import PYTHON, ManagedProcess
 from tests.jobs.sample_service import SAMPLE, TASK_SAMPLE_CHUNK, metadata, results
-from tests.owned_services import owned_postgres, owned_redis
+from tests.support.owned_services import owned_postgres, owned_redis
+from tests.support.processes import PYTHON, ManagedProcess
 
 pytestmark = pytest.mark.slow
 

@@ -33,9 +33,9 @@ from shared.jobs import (
 )
 from shared.queue import QUEUE_MATCHES, QUEUE_TRAINING, send_task
 from shared.states import JobStatus
-from tests.conftest import PYTHON, ManagedProcess
 from tests.jobs.sample_service import FINISHED, HANDLER, SAMPLE, STARTED, create_tables, events, results
-from tests.match_runner.conftest import start_worker
+from tests.support.match_runner import start_worker
+from tests.support.processes import PYTHON, ManagedProcess
 
 STALE_AFTER_S = 3.0
 MAX_ATTEMPTS = 3

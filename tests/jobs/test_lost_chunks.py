@@ -32,11 +32,12 @@ from shared.jobs import ChunkMessage, create_job
 from shared.jobs import lost as lost_chunks
 from shared.jobs.lost import resend_lost_chunks
 from shared.logging_throttle import LogThrottle
+from shared.ports import free_port
 from shared.queue import QUEUE_TRAINING, create_celery
 from shared.states import JobStatus
-from tests.conftest import PYTHON, ManagedProcess, free_port
 from tests.jobs.sample_service import SAMPLE, TASK_SAMPLE_CHUNK, create_tables, results
-from tests.owned_services import OwnedRedis, owned_redis
+from tests.support.owned_services import OwnedRedis, owned_redis
+from tests.support.processes import PYTHON, ManagedProcess
 
 GRACE_S = timedelta(days=5).total_seconds()
 """Only jobs sent longer ago than this are looked for: only this module's backdated jobs."""

@@ -9,7 +9,7 @@ import uuid
 from prometheus_client import REGISTRY
 
 from shared.events import EventPublisher
-from tests.conftest import free_port
+from shared.ports import free_port
 from tests.live.samples import finished_event, frames, started_event
 
 

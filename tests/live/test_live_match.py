@@ -16,11 +16,13 @@ from websockets.asyncio.client import connect
 
 from shared.games.replay import decompress
 from shared.matches import enqueue_match
+from shared.ports import free_port
 from shared.replay_store import load_replay
 from shared.states import MatchStatus
-from tests.conftest import ManagedProcess, free_port
 from tests.live.test_sockets import close_of, receive, ws_url
-from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
+from tests.support.bot_processes import RunningBot
+from tests.support.match_runner import queue_match, start_worker, wait_for_match
+from tests.support.processes import ManagedProcess
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ from shared.events import (
 from shared.games.registry import get_game
 from shared.states import MatchKind, MatchStatus
 from tests.live.samples import finished_event, frames
-from tests.match_runner.conftest import SMALL_RACE, queue_match
+from tests.support.match_runner import SMALL_RACE, queue_match
 
 Message = dict[str, Any]
 

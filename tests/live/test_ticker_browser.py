@@ -13,10 +13,10 @@ from shared.db.models import Bot
 from shared.db.session import session_scope
 from shared.matches import enqueue_match
 from shared.states import MatchStatus
-from tests.conftest import ManagedProcess
 from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
 from tests.live.test_live_match import two_bots, worker  # noqa: F401  (fixtures)
-from tests.match_runner.conftest import queue_match, wait_for_match
+from tests.support.match_runner import queue_match, wait_for_match
+from tests.support.processes import ManagedProcess
 
 RECORD_LIVE_ROWS = """() => {
   window.__liveRows = [];

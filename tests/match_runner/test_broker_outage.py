@@ -31,15 +31,10 @@ from shared.db.session import session_scope
 from shared.matches import TASK_PLAY_MATCH
 from shared.queue import QUEUE_MATCHES, create_celery
 from shared.states import MatchStatus
-from tests.conftest import PYTHON, ManagedProcess
-from tests.match_runner.conftest import (
-    WORKER_ENV,
-    RunningBot,
-    match_between_new_bots,
-    start_bot,
-    start_worker,
-)
-from tests.owned_services import OwnedPostgres, OwnedRedis, owned_postgres, owned_redis
+from tests.support.bot_processes import RunningBot, start_bot
+from tests.support.match_runner import WORKER_ENV, match_between_new_bots, start_worker
+from tests.support.owned_services import OwnedPostgres, OwnedRedis, owned_postgres, owned_redis
+from tests.support.processes import PYTHON, ManagedProcess
 
 TICK_ENV = {
     "ARENA_LADDER_INTERVAL_S": "1",

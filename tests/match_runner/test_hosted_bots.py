@@ -20,8 +20,9 @@ from shared.db.session import session_scope
 from shared.games.replay import decompress
 from shared.protocol.signing import generate_secret
 from shared.replay_store import load_replay
-from tests.conftest import ManagedProcess
-from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
+from tests.support.bot_processes import RunningBot
+from tests.support.match_runner import queue_match, start_worker, wait_for_match
+from tests.support.processes import ManagedProcess
 
 pytestmark = pytest.mark.slow
 

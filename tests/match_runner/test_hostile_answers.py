@@ -20,8 +20,9 @@ from shared.games.podracing.config import PodracingConfig
 from shared.games.podracing.game import PodracingGame, PodracingMatch
 from shared.games.replay import MAX_REPLAY_ACTION_BYTES
 from shared.play.turns import play_match
-from tests.conftest import ManagedProcess
-from tests.match_runner.conftest import WORKER_ENV, RunningBot, queue_match, wait_for_match
+from tests.support.bot_processes import RunningBot
+from tests.support.match_runner import WORKER_ENV, queue_match, wait_for_match
+from tests.support.processes import ManagedProcess
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from shared.config import Settings
 from shared.db.models import Bot, Match, MatchParticipant, Rating
 from shared.db.session import session_scope
 from shared.queue import QUEUE_MATCHES
-from tests.match_runner.conftest import start_worker
+from tests.support.match_runner import start_worker
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -31,16 +31,12 @@ from shared.events import (
     MatchStarted,
     RatingSnapshot,
 )
+from shared.ports import free_port
 from shared.queue import QUEUE_MATCHES, send_task
 from shared.states import MatchKind, MatchStatus
-from tests.conftest import ManagedProcess, free_port
-from tests.match_runner.conftest import (
-    RunningBot,
-    participants_and_ratings,
-    queue_match,
-    start_worker,
-    wait_for_match,
-)
+from tests.support.bot_processes import RunningBot
+from tests.support.match_runner import participants_and_ratings, queue_match, start_worker, wait_for_match
+from tests.support.processes import ManagedProcess
 
 
 def _published(metrics_url: str, outcome: str) -> float:

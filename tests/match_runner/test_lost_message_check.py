@@ -32,11 +32,11 @@ from shared.db.models import Match
 from shared.db.session import session_scope
 from shared.logging_throttle import LogThrottle
 from shared.matches import TASK_PLAY_MATCH
+from shared.ports import free_port
 from shared.queue import QUEUE_MATCHES, create_celery
 from shared.states import MatchStatus
-from tests.conftest import free_port
-from tests.match_runner.conftest import queue_match, start_worker
-from tests.owned_services import OwnedRedis, owned_redis
+from tests.support.match_runner import queue_match, start_worker
+from tests.support.owned_services import OwnedRedis, owned_redis
 
 GRACE_S = timedelta(days=5).total_seconds()
 """Only matches sent longer ago than this are looked for: only this module's backdated matches."""

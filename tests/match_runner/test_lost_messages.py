@@ -24,14 +24,10 @@ from shared.db.session import session_scope
 from shared.matches import TASK_PLAY_MATCH
 from shared.queue import QUEUE_MATCHES, send_task
 from shared.states import MatchStatus
-from tests.conftest import TEST_REDIS_URL, ManagedProcess
-from tests.match_runner.conftest import (
-    RunningBot,
-    assert_rated_exactly_once,
-    queue_match,
-    start_worker,
-    wait_for_match,
-)
+from tests.support.bot_processes import RunningBot
+from tests.support.environment import TEST_REDIS_URL
+from tests.support.match_runner import assert_rated_exactly_once, queue_match, start_worker, wait_for_match
+from tests.support.processes import ManagedProcess
 
 pytestmark = pytest.mark.slow
 

@@ -16,8 +16,9 @@ from shared.db.models import Rating
 from shared.db.session import session_scope
 from shared.games.replay import decompress
 from shared.replay_store import load_replay
-from tests.conftest import ManagedProcess
-from tests.match_runner.conftest import WORKER_ENV, RunningBot, queue_match, wait_for_match
+from tests.support.bot_processes import RunningBot
+from tests.support.match_runner import WORKER_ENV, queue_match, wait_for_match
+from tests.support.processes import ManagedProcess
 
 pytestmark = pytest.mark.slow
 
@@ -105,7 +106,7 @@ def test_invalid_actions_are_sanitised_not_failures(
 def test_unreachable_bot_still_plays_and_forfeits(
     worker: ManagedProcess, good_bot: RunningBot, register_bot: Callable[..., uuid.UUID]
 ) -> None:
-    from tests.conftest import free_port
+    from shared.ports import free_port
 
     dead_id = register_bot(endpoint=f"http://127.0.0.1:{free_port()}")
     good_id = register_bot(good_bot)
@@ -121,7 +122,7 @@ def test_unreachable_bot_still_plays_and_forfeits(
 def test_match_fails_when_no_bot_is_reachable(
     worker: ManagedProcess, register_bot: Callable[..., uuid.UUID]
 ) -> None:
-    from tests.conftest import free_port
+    from shared.ports import free_port
 
     ids = [register_bot(endpoint=f"http://127.0.0.1:{free_port()}") for _ in range(2)]
     match = wait_for_match(queue_match(ids, seed=14), worker)

@@ -40,10 +40,12 @@ from shared.crypto import encrypt_secret
 from shared.db.models import Bot, Match, MatchParticipant, Rating, User
 from shared.db.session import get_engine, session_scope
 from shared.logging_throttle import DEFAULT_INTERVAL_S
+from shared.ports import free_port
 from shared.states import MatchStatus
-from tests.conftest import PYTHON, ManagedProcess, free_port
-from tests.match_runner.conftest import SMALL_RACE, WORKER_ENV, RunningBot, start_bot, start_worker
-from tests.owned_services import OwnedPostgres, OwnedRedis, owned_postgres, owned_redis
+from tests.support.bot_processes import RunningBot, start_bot
+from tests.support.match_runner import SMALL_RACE, WORKER_ENV, start_worker
+from tests.support.owned_services import OwnedPostgres, OwnedRedis, owned_postgres, owned_redis
+from tests.support.processes import PYTHON, ManagedProcess
 
 pytestmark = pytest.mark.e2e
 

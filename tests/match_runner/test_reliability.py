@@ -20,14 +20,9 @@ from shared.db.session import session_scope
 from shared.matches import TASK_PLAY_MATCH
 from shared.queue import QUEUE_MATCHES, send_task
 from shared.replay_store import load_replay
-from tests.conftest import ManagedProcess
-from tests.match_runner.conftest import (
-    RunningBot,
-    assert_rated_exactly_once,
-    queue_match,
-    start_worker,
-    wait_for_match,
-)
+from tests.support.bot_processes import RunningBot
+from tests.support.match_runner import assert_rated_exactly_once, queue_match, start_worker, wait_for_match
+from tests.support.processes import ManagedProcess
 
 
 def _snapshot(match_id: uuid.UUID) -> dict[str, object]:

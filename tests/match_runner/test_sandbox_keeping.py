@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.match_runner.conftest import RunningBot, queue_match, start_worker, wait_for_match
 from tests.match_runner.test_hosted_bots import COUNTING_SOURCE, _hosted_bot, _leftovers
+from tests.support.bot_processes import RunningBot
+from tests.support.match_runner import queue_match, start_worker, wait_for_match
 
 pytestmark = pytest.mark.slow
 

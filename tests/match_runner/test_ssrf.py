@@ -405,14 +405,14 @@ def test_the_resolver_comes_from_settings() -> None:
 
 def test_tests_cannot_ask_the_system_resolver_about_names() -> None:
     """The guard in tests/conftest.py: IP literals pass, names fail loudly (nothing sent)."""
-    from tests.conftest import SystemResolverUsed, _resolver_calls
+    from tests.support.resolver import SystemResolverUsed, resolver_calls
 
     assert socket.getaddrinfo("127.0.0.1", 80, type=socket.SOCK_STREAM)
     with pytest.raises(SystemResolverUsed):
         socket.getaddrinfo("example.com", 80)
     with pytest.raises(SystemResolverUsed):
         asyncio.run(system_resolver("example.com", 80, 1.0))
-    del _resolver_calls[-2:]  # expected here; any other such call fails its test
+    del resolver_calls[-2:]  # expected here; any other such call fails its test
     assert Settings(secret_key="k", dev_mode=True).static_hosts == {"localhost": ["127.0.0.1", "::1"]}
 
 

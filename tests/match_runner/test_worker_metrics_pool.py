@@ -18,9 +18,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from services.match_runner.commands import worker_command
 from shared.matches import TASK_PLAY_MATCH
+from shared.ports import free_port
 from shared.worker_metrics import ProcessTreeCollector
-from tests.conftest import PYTHON, ManagedProcess, free_port
-from tests.match_runner.conftest import WORKER_ENV, RunningBot, queue_match, wait_for_match
+from tests.support.bot_processes import RunningBot
+from tests.support.match_runner import WORKER_ENV, queue_match, wait_for_match
+from tests.support.processes import PYTHON, ManagedProcess
 
 MATCHES = 6
 

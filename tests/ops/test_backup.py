@@ -28,21 +28,16 @@ from psycopg import sql
 from shared.config import get_settings
 from shared.db.backup import Target, main
 from shared.db.embedded import libpq_url
-from shared.db.migrations import ALEMBIC_INI
+from shared.db.migrations import ALEMBIC_INI, migrate
 from shared.db.models import User
 from shared.db.session import get_engine, session_scope
 from shared.matches import create_match, enqueue_match
+from shared.ports import free_port
 from shared.states import MatchStatus, UserRole
-from tests.conftest import (
-    PYTHON,
-    ManagedProcess,
-    _pg_available,
-    create_database,
-    drop_database,
-    free_port,
-    migrate,
-)
-from tests.match_runner.conftest import SMALL_RACE, RunningBot, start_bot, start_worker
+from tests.support.bot_processes import RunningBot, start_bot
+from tests.support.databases import create_database, drop_database, pg_available
+from tests.support.match_runner import SMALL_RACE, start_worker
+from tests.support.processes import PYTHON, ManagedProcess
 
 pytestmark = pytest.mark.slow
 
@@ -188,7 +183,7 @@ def quiet_main(*argv: str) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def seeded(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:  # noqa: ARG001 (requested for its side effect)
     """A running system on its own database, dumped mid-match and restored into another one."""
-    if not _pg_available():
+    if not pg_available():
         pytest.fail("PostgreSQL is not reachable; start it (see README) and retry")
     for tool in ("pg_dump", "pg_restore"):
         if shutil.which(tool) is None:

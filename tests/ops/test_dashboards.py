@@ -32,9 +32,11 @@ import yaml
 from services.evolver.commands import worker_command as evolver_command
 from services.match_runner.commands import worker_command as match_runner_command
 from services.trainer.commands import worker_command as trainer_command
+from shared.ports import free_port
 from shared.queue import QUEUES
-from tests.conftest import PYTHON, ROOT, ManagedProcess, free_port
 from tests.ops.promql import PromQLError, exported_names, metric_names, sampled_names, walk_panels
+from tests.support.environment import ROOT
+from tests.support.processes import PYTHON, ManagedProcess
 
 DEPLOY = ROOT / "deploy"
 DASHBOARDS = DEPLOY / "grafana" / "dashboards"

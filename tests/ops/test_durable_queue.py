@@ -13,7 +13,7 @@ import redis
 import yaml
 
 from scripts.demo_infra import start_embedded_redis
-from tests.conftest import ROOT
+from tests.support.environment import ROOT
 
 FSYNC_PERIOD_S = 1.0
 """`appendfsync everysec`: what was written this long before a crash is on disk."""

@@ -30,7 +30,7 @@ from shared.games.replay import decompress
 from shared.play.turns import PlayedMatch, play_match
 from shared.replay_store import FilesystemReplayStore, ReplayStoreError, load_replay, replay_key
 from shared.states import MatchStatus, ReplayStorage
-from tests.match_runner.conftest import queue_match, register_bot, user_id  # noqa: F401  (fixtures)
+from tests.support.match_runner import queue_match
 
 RACE = {"laps": 1, "max_turns": 30}
 
@@ -53,7 +53,7 @@ def play(match_id: uuid.UUID, seed: int) -> PlayedMatch:
     )
 
 
-def claimed_match(register_bot: Callable[..., uuid.UUID], seed: int) -> tuple[uuid.UUID, int]:  # noqa: F811
+def claimed_match(register_bot: Callable[..., uuid.UUID], seed: int) -> tuple[uuid.UUID, int]:
     match_id = queue_match([register_bot(), register_bot()], seed=seed, config=dict(RACE), send=False)
     attempt = claim_match(match_id, "replay-store-tests", stale_after_s=60)
     assert attempt is not None
@@ -82,7 +82,7 @@ class RefusingStore(FilesystemReplayStore):
 
 
 def test_the_object_is_written_before_the_result_is_committed(
-    register_bot: Callable[..., uuid.UUID],  # noqa: F811
+    register_bot: Callable[..., uuid.UUID],
     tmp_path: Path,
 ) -> None:
     match_id, attempt = claimed_match(register_bot, seed=31)
@@ -106,7 +106,7 @@ def test_the_object_is_written_before_the_result_is_committed(
 
 
 def test_a_refused_write_commits_nothing(
-    register_bot: Callable[..., uuid.UUID],  # noqa: F811
+    register_bot: Callable[..., uuid.UUID],
     tmp_path: Path,
 ) -> None:
     match_id, attempt = claimed_match(register_bot, seed=32)
@@ -127,7 +127,7 @@ def test_a_refused_write_commits_nothing(
 
 
 def test_a_lost_attempt_removes_its_object_and_leaves_the_winner_alone(
-    register_bot: Callable[..., uuid.UUID],  # noqa: F811
+    register_bot: Callable[..., uuid.UUID],
     tmp_path: Path,
 ) -> None:
     match_id, first = claimed_match(register_bot, seed=33)
@@ -151,7 +151,7 @@ def test_a_lost_attempt_removes_its_object_and_leaves_the_winner_alone(
 
 
 def test_the_object_of_a_failed_commit_is_removed_by_the_attempt_that_finishes_the_match(
-    register_bot: Callable[..., uuid.UUID],  # noqa: F811
+    register_bot: Callable[..., uuid.UUID],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -16,19 +16,12 @@ from shared.config import Settings, get_settings
 from shared.db.models import Match, Replay
 from shared.db.session import session_scope
 from shared.games.replay import compress, decompress
+from shared.ports import free_port
 from shared.replay_store import FilesystemReplayStore, replay_key
 from shared.states import MatchStatus, ReplayStorage
-from tests.conftest import free_port
-from tests.match_runner.conftest import (  # noqa: F401  (fixtures)
-    RunningBot,
-    good_bot,
-    queue_match,
-    register_bot,
-    start_worker,
-    user_id,
-    wait_for_match,
-)
-from tests.replay_store.conftest import new_bucket, s3_env, s3_settings, s3_store
+from tests.support.bot_processes import RunningBot
+from tests.support.match_runner import queue_match, start_worker, wait_for_match
+from tests.support.s3 import new_bucket, s3_env, s3_settings, s3_store
 
 
 @pytest.fixture
@@ -82,8 +75,8 @@ def assert_error(client: TestClient, match_id: uuid.UUID, status: int, words: st
 @pytest.mark.slow
 @pytest.mark.usefixtures("database_url", "redis_url")
 def test_a_played_match_writes_its_replay_to_files_by_default(
-    good_bot: RunningBot,  # noqa: F811
-    register_bot: Callable[..., uuid.UUID],  # noqa: F811
+    good_bot: RunningBot,
+    register_bot: Callable[..., uuid.UUID],
     gateway: Callable[[Settings], TestClient],
 ) -> None:
     match, row = play_one({}, good_bot, register_bot, seed=41)
@@ -112,8 +105,8 @@ def test_a_played_match_writes_its_replay_to_files_by_default(
 @pytest.mark.usefixtures("database_url", "redis_url")
 def test_a_played_match_writes_its_replay_to_s3_and_the_gateway_serves_it(
     s3_endpoint: str,
-    good_bot: RunningBot,  # noqa: F811
-    register_bot: Callable[..., uuid.UUID],  # noqa: F811
+    good_bot: RunningBot,
+    register_bot: Callable[..., uuid.UUID],
     gateway: Callable[[Settings], TestClient],
 ) -> None:
     bucket = new_bucket()
@@ -146,7 +139,7 @@ def test_a_played_match_writes_its_replay_to_s3_and_the_gateway_serves_it(
 @pytest.mark.usefixtures("database_url")
 def test_replays_stored_in_postgresql_are_still_served(
     s3_endpoint: str,
-    register_bot: Callable[..., uuid.UUID],  # noqa: F811
+    register_bot: Callable[..., uuid.UUID],
     gateway: Callable[[Settings], TestClient],
 ) -> None:
     """A row from before object storage (bytes in `replays.data`) reads the same under either store."""

@@ -17,12 +17,16 @@ import pytest
 from sqlalchemy import Engine, create_engine, pool, select
 from sqlalchemy.orm import Session
 
+from shared.db.migrations import migrate
 from shared.db.models import Match, Replay
+from shared.ports import free_port
 from shared.replay_store import FilesystemReplayStore, load_replay, replay_key
 from shared.replay_store.migrate import migrate_replays, pending
 from shared.states import MatchStatus, ReplayStorage
-from tests.conftest import PYTHON, ROOT, create_database, drop_database, free_port, migrate
-from tests.replay_store.conftest import new_bucket, s3_env, s3_settings, s3_store
+from tests.support.databases import create_database, drop_database
+from tests.support.environment import ROOT
+from tests.support.processes import PYTHON
+from tests.support.s3 import new_bucket, s3_env, s3_settings, s3_store
 
 REVISION = "f72e3b015a12"
 """The migration that made `replays` an index (storage, key; data nullable)."""

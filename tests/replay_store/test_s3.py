@@ -9,10 +9,10 @@ import uuid
 
 import pytest
 
+from shared.ports import free_port
 from shared.replay_store import ReplayStoreError, replay_key
 from shared.states import ReplayStorage
-from tests.conftest import free_port
-from tests.replay_store.conftest import SECRET_KEY, s3_store
+from tests.support.s3 import SECRET_KEY, s3_store
 
 BLOB = gzip.compress(os.urandom(2048))
 """Binary bytes, as a replay's gzip is: they must come back exactly."""

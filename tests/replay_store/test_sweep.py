@@ -23,7 +23,7 @@ from shared.replay_store import FilesystemReplayStore, replay_key
 from shared.replay_store.base import parse_replay_key
 from shared.replay_store.sweep import sweep_orphans
 from shared.states import MatchStatus, ReplayStorage
-from tests.replay_store.conftest import s3_store
+from tests.support.s3 import s3_store
 
 MIN_AGE_S = 3600.0
 OLD = time.time() - 2 * MIN_AGE_S

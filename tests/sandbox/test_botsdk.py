@@ -30,8 +30,8 @@ from shared.botsdk import make_server
 from shared.config import Settings
 from shared.ports import free_port
 from shared.protocol.signing import Signer
-from tests.sandbox.conftest import turn_body
 from tests.sandbox.test_examples import OBSERVATION
+from tests.support.sandbox import post_turn, turn_body
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -151,7 +151,6 @@ def test_run_module_cli_serves_an_example_bot(secret: str, tmp_path: Path) -> No
         deadline = time.monotonic() + 10
         while not sock.exists() and time.monotonic() < deadline:
             time.sleep(0.02)
-        from tests.sandbox.conftest import post_turn
         from tests.sandbox.test_examples import OBSERVATION
 
         response = post_turn(str(sock), secret, OBSERVATION, game="podracing")

@@ -22,7 +22,7 @@ import pytest
 from shared.botsdk import make_server, server
 from shared.botsdk.threaded import make_threaded_server
 from shared.protocol.signing import Signer
-from tests.sandbox.conftest import turn_body
+from tests.support.sandbox import turn_body
 
 Address = tuple[str, int] | str
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from shared.sandbox.gate import check_source
-from tests.cli.conftest import finish_cli, start_cli
+from tests.support.cli import finish_cli, start_cli
 
 CORPUS = sorted((Path(__file__).resolve().parent / "codingame_corpus").glob("*.py"))
 RACE = '{"laps": 1, "max_turns": 50}'

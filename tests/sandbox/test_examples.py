@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.sandbox.conftest import post_turn
+from tests.support.sandbox import post_turn
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "bots"

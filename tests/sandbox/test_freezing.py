@@ -31,7 +31,7 @@ from shared.sandbox.cgroups import CgroupVersion, SandboxCgroup, detect
 from shared.sandbox.limits import SandboxLimits
 from shared.sandbox.pool import WarmPool
 from shared.sandbox.turns import FrozenBetweenTurns
-from tests.sandbox.conftest import ask, requires_bwrap
+from tests.support.sandbox import ask, requires_bwrap
 
 SUPPORT = detect()
 pytestmark = pytest.mark.skipif(SUPPORT is None, reason="no usable cgroup hierarchy here")

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from shared.sandbox.runtime import game_adapter_exists
-from tests.sandbox.conftest import ask, post_turn, requires_bwrap
+from tests.support.sandbox import ask, post_turn, requires_bwrap
 
 pytestmark = requires_bwrap
 

@@ -15,7 +15,7 @@ from shared.sandbox.backends import SandboxedBot, SandboxError
 from shared.sandbox.gate import check_source
 from shared.sandbox.limits import SandboxLimits
 from shared.sandbox.runtime import game_adapter_exists
-from tests.sandbox.conftest import ask, post_turn, requires_bwrap, turn_body
+from tests.support.sandbox import ask, post_turn, requires_bwrap, turn_body
 
 ROOT = Path(__file__).resolve().parents[2]
 ECHO_BOT = textwrap.dedent(

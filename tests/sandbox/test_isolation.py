@@ -27,7 +27,7 @@ from shared.sandbox.cgroups import detect
 from shared.sandbox.limits import SandboxLimits
 from shared.sandbox.seccomp import REFUSED_EXAMPLES, host_table
 from shared.sandbox.turns import FrozenBetweenTurns
-from tests.sandbox.conftest import ask, requires_bwrap
+from tests.support.sandbox import ask, requires_bwrap
 
 pytestmark = requires_bwrap
 requires_cgroups = pytest.mark.skipif(detect() is None, reason="no usable cgroup hierarchy here")

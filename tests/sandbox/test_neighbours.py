@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from shared.sandbox.limits import SandboxLimits
-from tests.sandbox.conftest import ask, requires_bwrap
+from tests.support.sandbox import ask, requires_bwrap
 
 pytestmark = requires_bwrap
 requires_root = pytest.mark.skipif(

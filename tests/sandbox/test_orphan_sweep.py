@@ -15,7 +15,7 @@ import pytest
 
 from shared.sandbox import cgroups
 from shared.sandbox.cgroups import detect
-from tests.sandbox.conftest import requires_bwrap
+from tests.support.sandbox import requires_bwrap
 
 pytestmark = [requires_bwrap, pytest.mark.skipif(detect() is None, reason="no usable cgroup hierarchy here")]
 

@@ -22,7 +22,7 @@ from shared.sandbox.backends import SandboxedBot
 from shared.sandbox.cgroups import CgroupVersion, detect
 from shared.sandbox.reuse import SandboxKeeper
 from shared.sandbox.turns import FrozenBetweenTurns
-from tests.sandbox.conftest import requires_bwrap
+from tests.support.sandbox import requires_bwrap
 
 pytestmark = [
     requires_bwrap,

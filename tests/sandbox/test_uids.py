@@ -14,7 +14,7 @@ import pytest
 
 from shared.sandbox import SandboxError
 from shared.sandbox.uids import SandboxUids, UidError
-from tests.sandbox.conftest import ask, requires_bwrap
+from tests.support.sandbox import ask, requires_bwrap
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_BASE = 1_950_000_000

@@ -21,8 +21,8 @@ from shared.db.session import get_sessionmaker, session_scope
 from shared.matches import MatchRequestError, create_match
 from shared.protocol.signing import generate_secret
 from shared.states import BotStatus, MatchKind
-from tests.conftest import ManagedProcess
-from tests.match_runner.conftest import start_worker
+from tests.support.match_runner import start_worker
+from tests.support.processes import ManagedProcess
 
 RACER = """
 def decide(observation):

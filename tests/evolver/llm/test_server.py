@@ -21,8 +21,8 @@ from services.evolver.llm import (
     MemoryBudget,
 )
 from services.evolver.search.diffs import apply_blocks, parse_blocks
-from tests.conftest import ManagedProcess
 from tests.evolver.llm.test_builtin import SEED, child_prompt
+from tests.support.processes import ManagedProcess
 
 
 @pytest.fixture

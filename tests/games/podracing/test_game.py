@@ -14,7 +14,7 @@ from shared.games.podracing.engine import PodCommand, Race
 from shared.games.podracing.game import PodracingGame, PodracingMatch
 from shared.games.registry import get_game
 from shared.games.replay import ReplayRecorder, compress, decompress, play_local, resimulate
-from tests.schema_check import errors
+from tests.support.schema_check import errors
 
 GAME = PodracingGame()
 

@@ -15,8 +15,8 @@ from services.trainer.evaluate import wilson_interval
 from services.trainer.store import ChunkOutput, EvaluationRow, NewCheckpoint, record_chunk
 from shared.db.session import session_scope
 from shared.states import TrainingStage
-from tests.gateway.conftest import Account
-from tests.trainer.service.conftest import API, TINY, create_run
+from tests.support.accounts import Account
+from tests.support.training import API, TINY, create_run
 
 
 @pytest.fixture

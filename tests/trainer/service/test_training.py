@@ -18,9 +18,9 @@ from shared.config import get_settings
 from shared.events import TrainingProgress, TrainingStatus
 from shared.sandbox.gate import check_source
 from shared.states import JobStatus
-from tests.conftest import ManagedProcess
-from tests.gateway.conftest import Account
-from tests.trainer.service.conftest import (
+from tests.support.accounts import Account
+from tests.support.processes import ManagedProcess
+from tests.support.training import (
     API,
     STEPS_PER_ITERATION,
     EventLog,

