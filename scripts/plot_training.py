@@ -44,7 +44,8 @@ DEFAULT_WINDOW = 20
 OPPONENT_COLORS = {"runner": "#2e7d32", "blocker": "#c2410c", "search": "#7b1fa2"}
 """The run page's colours (services/gateway/web/pages/training.py); search as the page's purple."""
 OTHER_COLOR = "#1f5fbf"
-WIN_RATES = (("runner", "win_rate_runner"), ("blocker", "win_rate_blocker"))
+WIN_RATES = (("runner", "win_rate_runner"), ("blocker", "win_rate_blocker"), ("search", "win_rate_search"))
+"""Training win rates per opponent (search only where the run raced it: `search_opponent`)."""
 
 
 class PlotError(ValueError):

@@ -176,7 +176,8 @@ def _add_train(add: AddParser) -> None:
         "--config",
         metavar="JSON",
         help="training settings (services/trainer/ppo.Args) as a JSON object; when resuming only "
-        "learning_rate, ent_coef, rewards and stage",
+        "what may change then (learning_rate, ent_coef, rewards, stage, num_envs, num_steps, "
+        "search_opponent, ...: a wrong name lists them all)",
     )
     train.add_argument(
         "--save-every",

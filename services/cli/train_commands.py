@@ -121,6 +121,20 @@ def _new_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Trainer:
         raise CliError(_short(exc)) from None
 
 
+def _search_opponent(value: Any) -> dict[str, Any]:
+    """A resumed run's new search_opponent settings, checked against their bounds."""
+    from pydantic import ValidationError
+
+    from shared.training.config import SearchOpponentConfig
+
+    try:
+        return SearchOpponentConfig.model_validate(value).model_dump()
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise CliError(f"--config: search_opponent{'.' + where if where else ''}: {error['msg']}") from None
+
+
 def _resumed_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Trainer:
     from services.trainer.ppo import MUTABLE_FIELDS, RESUME_FIELDS, Trainer
 
@@ -132,7 +146,11 @@ def _resumed_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Traine
         )
     if args.num_envs is not None:
         config = config | {"num_envs": args.num_envs}
+    if "search_opponent" in config:
+        config = config | {"search_opponent": _search_opponent(config["search_opponent"])}
     for name in RESUME_FIELDS:
+        if name == "search_opponent":
+            continue
         value = config.get(name, 1)
         whole = name not in ("imitation_lr", "imitation_coef")
         if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value <= 0:
@@ -172,7 +190,8 @@ def progress_line(metrics: dict[str, Any]) -> str:
         f"it {metrics['iteration']:>5}  steps {metrics['global_step']:>11,}  stage {metrics['stage']:<9}  "
         f"sps {metrics['sps']:>7,}  win runner {_rate(metrics.get('win_rate_runner'))} "
         f"blocker {_rate(metrics.get('win_rate_blocker'))}  "
-        f"cp/100t {metrics['checkpoints_per_100_turns']:5.1f}  entropy {metrics['entropy']:.3f}"
+        + (f"search {_rate(rate)}  " if (rate := metrics.get("win_rate_search")) is not None else "")
+        + f"cp/100t {metrics['checkpoints_per_100_turns']:5.1f}  entropy {metrics['entropy']:.3f}"
         + (
             f"  agree {agreement:.3f}"
             if (agreement := metrics.get("imitation_agreement")) is not None
@@ -295,6 +314,8 @@ def train(args: argparse.Namespace) -> int:
             )
         except KeyboardInterrupt:
             stop.requested = True
+        finally:
+            trainer.close()
         status = 130 if stop.requested else 0
         latest = out / default_checkpoint_name(trainer.iteration)
         path = saved[-1] if saved and saved[-1] == latest else _save(trainer, out)

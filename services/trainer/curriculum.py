@@ -43,6 +43,10 @@ OPPONENT_MIX: dict[Stage, dict[OpponentKind, float]] = {
 """Share of races against each kind of opponent, per stage: the built-ins play at least half of
 the races until their win targets hold (`runner` exit), and 40% after, so they stay measured."""
 
+SEARCH_STAGES = frozenset({Stage.SELF_PLAY, Stage.LEAGUE})
+"""Where builtin:search drives the first `search_opponent.races` races (`draw_opponents`): once the
+scripted built-ins are beaten, the strongest built-in is the next goal."""
+
 
 def _at_least(metrics: dict[str, Any], key: str, target: float) -> bool:
     value = metrics.get(key)
@@ -73,9 +77,16 @@ def next_stage(
 
 
 def draw_opponents(
-    stage: Stage, count: int, league_slots: int, generator: torch.Generator, device: torch.device
+    stage: Stage,
+    count: int,
+    league_slots: int,
+    generator: torch.Generator,
+    device: torch.device,
+    search_races: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """`count` opponents from the stage's mix: (kinds, league slots in [0, league_slots))."""
+    """`count` opponents from the stage's mix: (kinds, league slots in [0, league_slots)); in the
+    `SEARCH_STAGES` the first `search_races` are builtin:search's, always the same rows, so that
+    each stays with its search worker."""
     mix = dict(OPPONENT_MIX[stage])
     if league_slots == 0 and OpponentKind.LEAGUE in mix:
         mix[OpponentKind.SELF] = mix.get(OpponentKind.SELF, 0.0) + mix.pop(OpponentKind.LEAGUE)
@@ -83,4 +94,7 @@ def draw_opponents(
     weights = torch.tensor(list(mix.values()), dtype=torch.float32, device=device)
     picks = torch.multinomial(weights, count, replacement=True, generator=generator)
     slots = torch.randint(max(1, league_slots), (count,), generator=generator, device=device)
-    return kinds[picks], slots
+    drawn = kinds[picks]
+    if stage in SEARCH_STAGES and search_races:
+        drawn[:search_races] = int(OpponentKind.SEARCH)
+    return drawn, slots

@@ -1,6 +1,7 @@
 """The trainer's environment: `BatchedPodracingEnv` races where player 0 is the learning policy and
-player 1 is, race by race, idle, the scripted runner or blocker, the current policy, or a frozen
-league policy. Everything stays on the device; opponents that are policies run batched.
+player 1 is, race by race, idle, the scripted runner or blocker, the current policy, a frozen
+league policy or builtin:search. Everything stays on the device; opponents that are policies run
+batched, the search in worker processes that decide while the learner computes its turn.
 
 Each race keeps its opponent until it ends; then a new one is drawn from the stage's mix
 (`curriculum.OpponentMix`). Roles (runner / blocker) are tracked with hysteresis per player.
@@ -25,6 +26,7 @@ from services.trainer.rewards import (
     touching,
     winning_rewards,
 )
+from services.trainer.search_opponents import SearchOpponents
 from shared.games.podracing.batched_env import AIM_DISTANCE, BatchedPodracingEnv
 from shared.games.podracing.engine import RaceConfig
 from shared.training.config import RewardWeightsConfig
@@ -81,8 +83,11 @@ class TrainingEnv:
         seed: int = 0,
         config: RaceConfig | None = None,
         action_set: str = DEFAULT_ACTION_SET,
+        search: SearchOpponents | None = None,
     ) -> None:
         self.num_envs = num_envs
+        self.search = search
+        """Drives the races whose opponent is `OpponentKind.SEARCH` (none may be drawn without it)."""
         self.device = torch.device(device)
         self.config = config or RaceConfig()
         self.table = ActionTable.of(action_set, self.device)
@@ -112,6 +117,10 @@ class TrainingEnv:
         self.features = features(self.view, self.runners)
         self._distance = checkpoint_distance(self.view)
         self._lead = lead(self.view)
+        if self.search is not None:
+            searched = (self.opponent == OpponentKind.SEARCH).nonzero().squeeze(1)
+            if searched.numel():
+                self.search.request(self.races, searched)
         return self.features
 
     def _opponent_commands(self, learner: PolicyFn, league: list[PolicyFn]) -> Commands:
@@ -129,6 +138,9 @@ class TrainingEnv:
 
         put(kind == OpponentKind.RUNNER, runner(races, 1))
         put(kind == OpponentKind.BLOCKER, blocker_commands(races, 1))
+        searched = kind == OpponentKind.SEARCH
+        if self.search is not None and bool(searched.any()):
+            put(searched, self.search.commands(races))
         max_thrust = float(self.config.max_thrust)
         groups: list[tuple[torch.Tensor, PolicyFn]] = [(kind == OpponentKind.SELF, learner)]
         groups += [

@@ -126,11 +126,16 @@ class WarmCache:
 
     def take(self, run_id: uuid.UUID, checkpoint: dict[str, Any]) -> Trainer | None:
         warm, self._warm = self._warm, None
-        if warm is None or warm.run_id != run_id or warm.checkpoint_id != checkpoint.get("checkpoint_id"):
+        if warm is None:
+            return None
+        if warm.run_id != run_id or warm.checkpoint_id != checkpoint.get("checkpoint_id"):
+            warm.trainer.close()
             return None
         return warm.trainer
 
     def keep(self, run_id: uuid.UUID, checkpoint_id: uuid.UUID, trainer: Trainer) -> None:
+        if self._warm is not None and self._warm.trainer is not trainer:
+            self._warm.trainer.close()
         self._warm = WarmTrainer(run_id, str(checkpoint_id), trainer)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
 
-OPPONENTS = ("idle", "runner", "blocker", "self", "league")
+OPPONENTS = ("idle", "runner", "blocker", "self", "league", "search")
 """Who the learner raced (services.trainer.opponents.OpponentKind, lower case): the label values of
 the per-opponent counters, all created at import so every series exists from the start."""
 

@@ -31,6 +31,8 @@ class OpponentKind(IntEnum):
     BLOCKER = 2
     SELF = 3
     LEAGUE = 4
+    SEARCH = 5
+    """builtin:search, in worker processes (`search_opponents.py`)."""
 
 
 def idle_commands(races: TorchRaces, player: int) -> Commands:

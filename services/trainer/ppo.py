@@ -15,6 +15,7 @@ change its config at an iteration boundary and resume it from a checkpoint file)
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from services.trainer.imitation import BuiltinTeacher, LabelledStates, PolicyTea
 from services.trainer.league import League, LeagueEntry
 from services.trainer.opponents import OpponentKind
 from services.trainer.policy import Agent, DeepSets, action_count, entropy, sample_action
+from services.trainer.search_opponents import SearchOpponents
 from shared.games.podracing.engine import PODS_PER_PLAYER
 from shared.training.config import MUTABLE_FIELDS as MUTABLE_FIELDS
 from shared.training.config import RESUME_FIELDS as RESUME_FIELDS
@@ -195,7 +197,21 @@ class Trainer:
         self.league = League(args.league_capacity, args.league_protected)
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(args.seed + GENERATOR_SEED_OFFSET)
-        self.env = TrainingEnv(args.num_envs, self.device, seed=args.seed, action_set=args.action_set)
+        searching = args.search_opponent
+        if searching.races > args.num_envs:
+            raise ValueError(f"search_opponent.races ({searching.races}) exceeds num_envs ({args.num_envs})")
+        self.search = (
+            SearchOpponents(
+                workers=min(searching.workers, os.cpu_count() or 1),
+                iterations=searching.iterations,
+                seed=args.seed,
+            )
+            if searching.races
+            else None
+        )
+        self.env = TrainingEnv(
+            args.num_envs, self.device, seed=args.seed, action_set=args.action_set, search=self.search
+        )
         self._league_fns: list[PolicyFn] = []
         self._league_drawn: list[LeagueEntry] = []
         self._next_obs: torch.Tensor | None = None
@@ -259,7 +275,19 @@ class Trainer:
 
     def draw(self, count: int) -> tuple[torch.Tensor, torch.Tensor]:
         """`count` opponents (kinds, league slots) from the current stage's mix."""
-        return draw_opponents(self.stage, count, len(self._league_fns), self.generator, self.device)
+        return draw_opponents(
+            self.stage,
+            count,
+            len(self._league_fns),
+            self.generator,
+            self.device,
+            self.args.search_opponent.races,
+        )
+
+    def close(self) -> None:
+        """Stop what the run started besides torch: the search opponents' worker processes."""
+        if self.search is not None:
+            self.search.close()
 
     def _actor_fn(self, weights: dict[str, torch.Tensor]) -> PolicyFn:
         actor = DeepSets(action_count(self.args.action_set), self.args.shape).to(self.device)

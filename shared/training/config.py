@@ -107,6 +107,22 @@ class CurriculumConfig(_Config):
     the first races to finish are the short ones, mostly won, and their win rate says little."""
 
 
+class SearchOpponentConfig(_Config):
+    """`builtin:search` as a training opponent (services/trainer/search_opponents.py): it drives
+    player 1 in the first `races` races of the self_play and league stages, deciding in worker
+    processes while the learner computes its own turn (docs/trainer.md, "Search in the mix")."""
+
+    races: Annotated[int, Field(ge=0, le=4096)] = 0
+    """Races (of num_envs) against builtin:search in the self_play and league stages; 0: none.
+    Each costs one search decision a turn, about 1 ms per 8 plans on one CPU core."""
+    iterations: Annotated[int, Field(ge=1, le=1000)] = 60
+    """Plans the search scores per decision (an iteration cap, not a clock: reproducible, and the
+    same opponent on every machine); 60 is the evaluation's setting."""
+    workers: Annotated[int, Field(ge=1, le=64)] = 1
+    """Worker processes the search's decisions are spread over (one CPU core each; never more
+    than the machine's cores)."""
+
+
 EVALUATION_OPPONENTS = ("builtin:runner", "builtin:blocker", "builtin:search")
 """Who an evaluation races, in the order it plays and shows them (services.trainer.reference_eval;
 a test keeps them equal)."""
@@ -207,6 +223,8 @@ class TrainingConfig(_Config):
     """Iterations between two snapshots of the learner joining the league (self-play and league)."""
     league_opponents: Annotated[int, Field(ge=0, le=32)] = 4
     """League members drawn per iteration to play the league's share of races."""
+    search_opponent: SearchOpponentConfig = Field(default_factory=SearchOpponentConfig)
+    """builtin:search in the self_play and league stages' mix (none by default)."""
     evaluation: TrainingEvaluationConfig = Field(default_factory=TrainingEvaluationConfig)
     """The trainer service's evaluation of exported checkpoints against the built-ins (the run
     page's table; the training loop itself ignores it)."""
@@ -231,6 +249,16 @@ class TrainingConfig(_Config):
             )
         return self
 
+    @model_validator(mode="after")
+    def _search_races_fit(self) -> TrainingConfig:
+        if self.search_opponent.races > self.num_envs:
+            raise PydanticCustomError(
+                "search_races_exceed_races",
+                "search_opponent.races ({search}) cannot exceed num_envs ({races})",
+                {"search": self.search_opponent.races, "races": self.num_envs},
+            )
+        return self
+
     def resolved(self) -> dict[str, Any]:
         """Every field, defaults filled in, as JSON values: what a run stores and the worker reads."""
         return self.model_dump(mode="json")
@@ -246,6 +274,7 @@ RESUME_FIELDS = (
     "imitation_minibatch",
     "imitation_coef",
     "imitation_decay_steps",
+    "search_opponent",
 )
 """What may change, besides `MUTABLE_FIELDS`, when a run resumes from a checkpoint (its races
 restart anyway): a run trained on a CPU with a thousand races can go on on a GPU with tens of

@@ -47,10 +47,15 @@ RUN_CHARTS: tuple[ChartSpec, ...] = (
     ChartSpec(
         "win_rate",
         "Win rate",
-        (Series("win_rate_runner", "vs runner", GREEN), Series("win_rate_blocker", "vs blocker", ORANGE)),
+        (
+            Series("win_rate_runner", "vs runner", GREEN),
+            Series("win_rate_blocker", "vs blocker", ORANGE),
+            Series("win_rate_search", "vs search", PURPLE),
+        ),
         y_min=0.0,
         y_max=1.0,
-        note="share of the iteration's training races won against each built-in bot",
+        note="share of the iteration's training races won against each built-in bot (search: only "
+        "in runs that race it)",
     ),
     ChartSpec("sps", "Steps per second", (Series("sps", "environment steps / s", BLUE),)),
     ChartSpec("policy_loss", "Policy loss", (Series("policy_loss", "policy loss", BLUE),)),
