@@ -53,7 +53,7 @@ lint: install ## ruff: lint rules and formatting, without changing files
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-typecheck: install ## mypy, strict, over services/, shared/ and scripts/ (configured in pyproject.toml)
+typecheck: install ## mypy, strict, over services/, shared/, scripts/ and tests/ (configured in pyproject.toml)
 	$(VENV)/bin/mypy
 
 format: install ## fix what ruff can fix and format the code

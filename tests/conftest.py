@@ -21,6 +21,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
+from sqlalchemy.orm import Session
 
 from shared.config import get_settings
 from shared.crypto import encrypt_secret
@@ -88,7 +89,7 @@ def redis_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def db_session(database_url: str):  # type: ignore[no-untyped-def]  # noqa: ARG001 (requested for its side effect)
+def db_session(database_url: str) -> Iterator[Session]:  # noqa: ARG001 (requested for its side effect)
     from shared.db.session import get_sessionmaker
 
     session = get_sessionmaker()()

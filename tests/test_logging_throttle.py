@@ -15,6 +15,12 @@ from shared.logging_throttle import LogThrottle, OutageLogFilter, RepeatLogFilte
 from shared.outages import Dependency, unreachable
 from shared.queue import broker_reconnect
 
+# The worker consumer's logger and reconnection templates (celery-types' stub of the module leaves
+# them out).
+CONSUMER_LOGGER: str = celery_consumer.logger.name  # type: ignore[attr-defined]
+CONNECTION_RETRY: str = celery_consumer.CONNECTION_RETRY  # type: ignore[attr-defined]
+CONNECTION_ERROR: str = celery_consumer.CONNECTION_ERROR  # type: ignore[attr-defined]
+
 
 class Clock:
     def __init__(self) -> None:
@@ -100,7 +106,7 @@ def test_outage_filter_keeps_the_traceback_of_the_unexpected() -> None:
 
 
 def _reconnect_record(msg: str, *args: object, level: int = logging.ERROR) -> logging.LogRecord:
-    return logging.LogRecord(celery_consumer.logger.name, level, __file__, 1, msg, args, None)
+    return logging.LogRecord(CONSUMER_LOGGER, level, __file__, 1, msg, args, None)
 
 
 def test_a_workers_reconnection_attempts_are_said_once_per_interval_on_one_line() -> None:
@@ -109,14 +115,10 @@ def test_a_workers_reconnection_attempts_are_said_once_per_interval_on_one_line(
     clock = Clock()
     repeat_filter = RepeatLogFilter(broker_reconnect, interval_s=60, clock=clock)
     url, error = "redis://:**@127.0.0.1:6379/0", "Error 111 connecting to 127.0.0.1:6379. Connection refused."
-    lost = _reconnect_record(
-        "%s (%r)", celery_consumer.CONNECTION_RETRY, ConnectionError(error), level=logging.WARNING
-    )
+    lost = _reconnect_record("%s (%r)", CONNECTION_RETRY, ConnectionError(error), level=logging.WARNING)
     assert repeat_filter.filter(lost)
     tries = [
-        _reconnect_record(
-            celery_consumer.CONNECTION_ERROR, url, error, f"Trying again in {n * 2}.00 seconds... ({n}/None)"
-        )
+        _reconnect_record(CONNECTION_ERROR, url, error, f"Trying again in {n * 2}.00 seconds... ({n}/None)")
         for n in range(1, 30)
     ]
     kept = []
@@ -131,7 +133,7 @@ def test_a_workers_reconnection_attempts_are_said_once_per_interval_on_one_line(
     other = _reconnect_record("consumer: something else entirely")
     assert repeat_filter.filter(other)
     assert other.getMessage() == "consumer: something else entirely"
-    elsewhere = _reconnect_record(celery_consumer.CONNECTION_ERROR, "a", "b", "c")
+    elsewhere = _reconnect_record(CONNECTION_ERROR, "a", "b", "c")
     elsewhere.name = "arena.test"
     assert broker_reconnect(elsewhere) is None
 

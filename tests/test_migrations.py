@@ -390,7 +390,7 @@ def test_programs_of_runs_with_another_grid_size_get_their_cells_recut(fresh_url
             owner = User(name="evolver-grid")
             session.add(owner)
             session.flush()
-            programs = {}
+            programs: dict[str, uuid.UUID] = {}
             for game, search in (
                 ("battle", {"grid_bins": 10}),
                 ("podracing", {"grid_bins": 8}),

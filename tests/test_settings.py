@@ -8,20 +8,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from shared.config import DEFAULT_SECRET_KEY, ENV_FILE_VARIABLE, Settings
 
 
 def test_default_secret_key_is_refused_outside_dev_mode() -> None:
     with pytest.raises(ValidationError, match="ARENA_SECRET_KEY"):
-        Settings(dev_mode=False, secret_key=DEFAULT_SECRET_KEY)
-    assert Settings(dev_mode=True, secret_key=DEFAULT_SECRET_KEY).dev_mode
+        Settings(dev_mode=False, secret_key=SecretStr(DEFAULT_SECRET_KEY))
+    assert Settings(dev_mode=True, secret_key=SecretStr(DEFAULT_SECRET_KEY)).dev_mode
 
 
 def test_unsandboxed_backend_is_refused_outside_dev_mode() -> None:
     with pytest.raises(ValidationError, match="process"):
-        Settings(dev_mode=False, secret_key="a-real-secret", sandbox_backend="process")
+        Settings(dev_mode=False, secret_key=SecretStr("a-real-secret"), sandbox_backend="process")
 
 
 def test_an_unknown_sandbox_backend_is_refused_naming_the_allowed_ones(
@@ -42,9 +42,9 @@ def test_broker_must_outlive_the_longest_match() -> None:
 
 
 def test_bot_secret_key_derivation_depends_on_the_secret() -> None:
-    one = Settings(dev_mode=True, secret_key="one").fernet_key()
-    assert one == Settings(dev_mode=True, secret_key="one").fernet_key()
-    assert one != Settings(dev_mode=True, secret_key="two").fernet_key()
+    one = Settings(dev_mode=True, secret_key=SecretStr("one")).fernet_key()
+    assert one == Settings(dev_mode=True, secret_key=SecretStr("one")).fernet_key()
+    assert one != Settings(dev_mode=True, secret_key=SecretStr("two")).fernet_key()
 
 
 @pytest.mark.slow

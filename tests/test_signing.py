@@ -12,7 +12,7 @@ import threading
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 
@@ -37,7 +37,14 @@ DOC_TS = 1795334400
 DOC_ID = "m1-17-0-5f2c9a1e7b3d4c60"
 DOC_V2 = "v2,yfcxIwjf/pOMrz1Gn6eJYuqEhaZe6q3VFVYwqKeDJ6Y="
 DOC_V1 = "v1,K3TluBONCfE4K4WDQ4SDRJwP0otQGxvEeNTlZwonB2s="
-TURN = {"method": "POST", "path": "/turn"}
+
+
+class Route(TypedDict):
+    method: str
+    path: str
+
+
+TURN: Route = {"method": "POST", "path": "/turn"}
 
 
 def test_documented_example_signatures_match_the_code() -> None:

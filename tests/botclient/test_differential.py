@@ -265,7 +265,7 @@ def test_the_same_over_tls_with_the_endpoint_name_checked(tmp_path: Path, certif
     def server_context(seen: list[str | None]) -> ssl.SSLContext:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert_path, key_path)
-        context.sni_callback = lambda _sock, name, _ctx: seen.append(name)  # type: ignore[assignment,misc]
+        context.sni_callback = lambda _sock, name, _ctx: seen.append(name)
         return context
 
     trust = ssl.create_default_context(cafile=str(cert_path))

@@ -8,6 +8,7 @@ import ipaddress
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from shared.botclient import HttpBotConnection, http1
 from shared.botclient import http as bot_http
@@ -45,7 +46,7 @@ def test_open_resolves_once_and_every_connection_goes_to_the_checked_address(
         return [ipaddress.ip_address("127.0.0.1")]
 
     monkeypatch.setattr(bot_http, "resolver_for", lambda _settings: resolver)
-    settings = Settings(dev_mode=True, secret_key="k", bot_networks=["127.0.0.0/8"])
+    settings = Settings(dev_mode=True, secret_key=SecretStr("k"), bot_networks=["127.0.0.0/8"])
     with hostile_server() as server:
 
         async def play() -> list[Any]:

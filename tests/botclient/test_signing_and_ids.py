@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from shared.botclient import HttpBotConnection
 from shared.botclient.httpx_client import HttpxTransport
@@ -43,7 +44,9 @@ def _versions(head: bytes) -> list[str]:
 def test_v1_entries_follow_the_setting_and_hosted_bots_get_v2_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert Settings(secret_key="k").sign_legacy_v1, "the v1 deprecation has not ended: on by default"
+    assert Settings(secret_key=SecretStr("k")).sign_legacy_v1, (
+        "the v1 deprecation has not ended: on by default"
+    )
     monkeypatch.setitem(scripted.CASES, "turn", scripted.CASES["ok"])  # what a hosted bot is asked
     with hostile_server(unix_path=str(tmp_path / "bot.sock")) as server:
         for legacy in (True, False):

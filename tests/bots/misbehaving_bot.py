@@ -70,8 +70,11 @@ def hostile_body(mode: str, observation: dict[str, Any], turn: int) -> tuple[int
     if mode == "badutf8":
         return 200, b'{"action": {"pods": [], "note": "\xff\xfe\xc3"}}'
     if mode == "wrongtypes":
-        pods = [{"x": [[{"y": None}]], "y": {"deep": [1, [2, [3]]]}, "thrust": {"BOOST": True}}, "pod"]
-        return 200, json.dumps({"action": {"pods": pods}}).encode()
+        wrong_pods: list[object] = [
+            {"x": [[{"y": None}]], "y": {"deep": [1, [2, [3]]]}, "thrust": {"BOOST": True}},
+            "pod",
+        ]
+        return 200, json.dumps({"action": {"pods": wrong_pods}}).encode()
     if mode == "nulerror":
         return 500, json.dumps({"error": "crash\u0000in decide \x00 \u0000"}).encode()
     if mode == "surrogate":
@@ -216,8 +219,8 @@ class Handler(BaseHTTPRequestHandler):
         elif mode == "huge":
             self._send_chunked(b'{"action": "' + b"x" * HUGE_BYTES + b'"}')
         elif mode == "redirect":
-            port = self.server.server_address[1]
-            self._send(302, b"", {"Location": f"http://127.0.0.1:{port}/internal"})
+            assert isinstance(self.server, ThreadingHTTPServer)
+            self._send(302, b"", {"Location": f"http://127.0.0.1:{self.server.server_port}/internal"})
         elif mode == "invalid":
             self._json(200, {"action": {"pods": "full speed ahead"}})
         else:

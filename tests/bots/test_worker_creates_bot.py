@@ -104,7 +104,12 @@ def _outcome(key: str) -> dict[str, Any] | None:
         raw = client.get(key)
     finally:
         client.close()
-    return json.loads(raw) if raw else None
+    assert raw is None or isinstance(raw, bytes), raw
+    if not raw:
+        return None
+    outcome = json.loads(raw)
+    assert isinstance(outcome, dict), outcome
+    return outcome
 
 
 def _bot(client: TestClient, owner: Account, bot_id: object) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from shared.ports import free_port
 from tests.e2e.system_deps import docker_compose

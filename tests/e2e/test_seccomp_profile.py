@@ -422,7 +422,7 @@ def test_a_worker_under_the_profile_starts_a_sandbox_and_plays() -> None:
 
 def without(profile: dict[str, Any], name: str) -> dict[str, Any]:
     """The profile without one of bubblewrap's calls; for clone, Docker's own rule takes its place."""
-    changed = json.loads(json.dumps(profile))
+    changed: dict[str, Any] = json.loads(json.dumps(profile))
     for entry in changed["syscalls"]:
         entry["names"] = [n for n in entry["names"] if n != name]
     changed["syscalls"] = [entry for entry in changed["syscalls"] if entry["names"]]

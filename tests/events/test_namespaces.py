@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import TypedDict, Unpack
 
 import pytest
 from pydantic import ValidationError
@@ -117,7 +118,14 @@ def test_one_namespace_is_shared_and_two_are_apart_whatever_the_database(redis_u
     assert apart == {second}
 
 
-def _settings(**values: str) -> Settings:
+class _SettingValues(TypedDict, total=False):
+    database_url: str
+    redis_url: str
+    events_redis_url: str
+    events_namespace: str
+
+
+def _settings(**values: Unpack[_SettingValues]) -> Settings:
     return Settings(dev_mode=True, **values)
 
 

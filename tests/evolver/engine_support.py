@@ -115,7 +115,9 @@ class LlmStub:
 
     @property
     def url(self) -> str:
-        return f"http://{self.server.server_address[0]}:{self.port}/v1"
+        host = self.server.server_address[0]
+        assert isinstance(host, str)  # an AF_INET server's address: (host, port)
+        return f"http://{host}:{self.port}/v1"
 
     def count(self, root: bool | None = None) -> int:
         with self.lock:

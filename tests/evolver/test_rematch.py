@@ -63,9 +63,9 @@ def test_kept_parents_replay_each_generation_and_are_judged_on_all_their_matches
         with_generations[number] = [str(i) for i in generation.selected_ids or []]
     # The stagnation rule reads, per closed generation, when its field's leader was made.
     recorded = [
-        (number, row.stats["leader"]["generation"])
+        (number, gen.stats["leader"]["generation"])
         for number in range(3)
-        if (row := generation_store.generation_row(run_id, number)) is not None and row.closed_at is not None
+        if (gen := generation_store.generation_row(run_id, number)) is not None and gen.closed_at is not None
     ]
     assert len(recorded) >= 2
     assert all(made <= number for number, made in recorded)

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from shared.games.battle import game as battle_game
+from shared.games.battle.actions import ActionSanitiser
 from shared.games.podracing import game as podracing_game
 from shared.games.registry import get_game
 from shared.games.replay import ReplayRecorder, encode
 
 READERS = {
     "podracing": (podracing_game, "sanitize_action"),
-    "battle": (battle_game.ActionSanitiser, "sanitise"),
+    "battle": (ActionSanitiser, "sanitise"),
 }
 
 

@@ -9,6 +9,7 @@ from shared.games.registry import get_game
 from shared.games.replay import (
     MAX_REPLAY_ACTION_BYTES,
     MAX_REPLAY_ACTIONS_BYTES,
+    RecordedReplay,
     ReplayRecorder,
     compress,
     resimulate,
@@ -22,7 +23,7 @@ def _refuse(token: str) -> None:
     raise ValueError(token)
 
 
-def _record(actions_per_turn: list[list[object]]) -> dict:
+def _record(actions_per_turn: list[list[object]]) -> RecordedReplay:
     match = GAME.create_match(4, CONFIG, 2)
     recorder = ReplayRecorder(GAME.name, 4, CONFIG, 2, match)
     for actions in actions_per_turn:

@@ -72,7 +72,7 @@ def test_the_bound_from_an_answer_body_is_never_below_the_exact_size() -> None:
 
 def _turns(seed: int, bodies: list[bytes]) -> list[tuple[list[Any], list[bytes | None]]]:
     rng = random.Random(seed)
-    turns = []
+    turns: list[tuple[list[Any], list[bytes | None]]] = []
     for _ in range(CONFIG["max_turns"]):
         chosen = [rng.choice(bodies), rng.choice(bodies)]
         actions = [decode_answer(body)["action"] for body in chosen]

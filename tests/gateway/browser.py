@@ -85,7 +85,7 @@ class OfflinePage:
         # Context-wide, so pages the first one opens (popups) are watched too.
         self.context.on("response", self._response)
         self.context.on("request", self._request)
-        self.context.on("requestfinished", lambda request: self._started_at.pop(request, None))
+        self.context.on("requestfinished", self._request_finished)
         self.context.on("requestfailed", self._request_failed)
         self.navigations = 0
         """Main-frame navigations so far: a request still in flight when its page is left is
@@ -125,6 +125,9 @@ class OfflinePage:
     def _request(self, request: Request) -> None:
         self._started_at[request] = self.navigations
 
+    def _request_finished(self, request: Request) -> None:
+        self._started_at.pop(request, None)
+
     def _request_failed(self, request: Request) -> None:
         # Aborted by `_route` or refused by the page's policy (recorded by its own listener).
         if request.url in self.blocked or request.failure == "csp":
@@ -145,7 +148,7 @@ class OfflinePage:
     def open(self, path: str) -> Page:
         response = self.page.goto(self.base_url + path, wait_until="load")
         assert response is not None, f"{path}: {response and response.status}"
-        assert response.ok, f"{path}: {response and response.status}"
+        assert response.ok, f"{path}: {response.status}"
         return self.page
 
     def assert_stayed_offline(self) -> None:

@@ -7,6 +7,7 @@ import uuid
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from shared.config import get_settings
 from shared.crypto import hash_api_key
@@ -68,8 +69,9 @@ def test_cannot_revoke_someone_elses_key(client: TestClient, alice: Account, bob
 
 
 @pytest.mark.usefixtures("client")
-def test_api_keys_are_stored_hashed(alice: Account, db_session) -> None:  # type: ignore[no-untyped-def]
+def test_api_keys_are_stored_hashed(alice: Account, db_session: Session) -> None:
     user = db_session.scalar(select(User).where(User.name == alice.name))
+    assert user is not None
     rows = db_session.scalars(select(ApiKey).where(ApiKey.user_id == user.id)).all()
     assert len(rows) == 1
     row = rows[0]

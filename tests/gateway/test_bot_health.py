@@ -81,13 +81,15 @@ def sdk_servers() -> Iterator[SdkServers]:
 def _rotate(client: TestClient, owner: Account, bot: dict[str, Any]) -> str:
     answer = client.post(f"/api/v1/bots/{bot['id']}/rotate-secret", headers=owner.headers)
     assert answer.status_code == 200, answer.text
-    return answer.json()["secret"]
+    secret: str = answer.json()["secret"]
+    return secret
 
 
 def _bot(client: TestClient, owner: Account, bot: dict[str, Any]) -> dict[str, Any]:
     answer = client.get(f"/api/v1/bots/{bot['id']}", headers=owner.headers)
     assert answer.status_code == 200, answer.text
-    return answer.json()
+    body: dict[str, Any] = answer.json()
+    return body
 
 
 def _play(worker: ManagedProcess, *bots: dict[str, Any]) -> Match:

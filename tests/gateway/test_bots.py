@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from shared.config import get_settings
 from shared.crypto import decrypt_secret
@@ -22,8 +23,8 @@ from tests.support.gateway import DECIDE_SOURCE
 
 
 def test_register_http_bot_returns_secret_once_and_stores_it_encrypted(
-    client: TestClient, alice: Account, http_bot: dict[str, Any], bot_server: BotServer, db_session
-) -> None:  # type: ignore[no-untyped-def]
+    client: TestClient, alice: Account, http_bot: dict[str, Any], bot_server: BotServer, db_session: Session
+) -> None:
     assert http_bot["secret"] == bot_server.secret
     assert http_bot["status"] == "active"
     assert http_bot["kind"] == "http"
@@ -31,10 +32,13 @@ def test_register_http_bot_returns_secret_once_and_stores_it_encrypted(
     assert http_bot["rating"]["mu"] == 25.0
     assert http_bot["rating"]["matches_played"] == 0
     row = db_session.get(Bot, uuid.UUID(http_bot["id"]))
+    assert row is not None
     assert bot_server.secret.encode() not in row.secret_encrypted
     assert bot_server.secret.split("_", 1)[1].encode() not in row.secret_encrypted
     assert decrypt_secret(get_settings(), row.secret_encrypted) == bot_server.secret
-    assert db_session.get(Rating, row.id).ordinal == 0.0
+    rating = db_session.get(Rating, row.id)
+    assert rating is not None
+    assert rating.ordinal == 0.0
 
     texts = [
         client.get(f"/api/v1/bots/{http_bot['id']}", headers=alice.headers).text,
@@ -147,8 +151,8 @@ def test_owners_alone_touch_their_bots(
 
 
 def test_rotate_deactivate_reactivate_and_rename(
-    client: TestClient, alice: Account, http_bot: dict[str, Any], bot_server: BotServer, db_session
-) -> None:  # type: ignore[no-untyped-def]
+    client: TestClient, alice: Account, http_bot: dict[str, Any], bot_server: BotServer, db_session: Session
+) -> None:
     bot_id = http_bot["id"]
     off = client.post(f"/api/v1/bots/{bot_id}/deactivate", headers=alice.headers)
     assert off.status_code == 200
@@ -166,6 +170,7 @@ def test_rotate_deactivate_reactivate_and_rename(
     assert new_secret.startswith("whsec_")
     assert new_secret != bot_server.secret
     row = db_session.get(Bot, uuid.UUID(bot_id))
+    assert row is not None
     db_session.refresh(row)
     assert decrypt_secret(get_settings(), row.secret_encrypted) == new_secret
     # The bot still uses the old secret: moving its endpoint re-runs the check, which now fails.
@@ -183,7 +188,9 @@ def test_rotate_deactivate_reactivate_and_rename(
     assert "at least one" in empty.json()["detail"]
 
 
-def test_hosted_bot_upload_versions_and_rating_reset(client: TestClient, alice: Account, db_session) -> None:  # type: ignore[no-untyped-def]
+def test_hosted_bot_upload_versions_and_rating_reset(
+    client: TestClient, alice: Account, db_session: Session
+) -> None:
     created = client.post(
         "/api/v1/bots/hosted",
         json={"name": unique("hosted"), "game": "podracing", "source": DECIDE_SOURCE, "contract": "decide"},
@@ -196,6 +203,7 @@ def test_hosted_bot_upload_versions_and_rating_reset(client: TestClient, alice: 
     assert "secret" not in bot
     bot_id = uuid.UUID(bot["id"])
     rating = db_session.get(Rating, bot_id)
+    assert rating is not None
     rating.mu, rating.sigma, rating.ordinal = 30.0, 1.0, 27.0
     db_session.commit()
 
@@ -214,11 +222,14 @@ def test_hosted_bot_upload_versions_and_rating_reset(client: TestClient, alice: 
     assert one["source"] == DECIDE_SOURCE
     db_session.expire_all()
     rating = db_session.get(Rating, bot_id)
+    assert rating is not None
     assert rating.mu == 30.0
     assert rating.sigma > 1.0
     assert rating.ordinal < 27.0
     row = db_session.get(Bot, bot_id)
+    assert row is not None
     current = db_session.get(BotVersion, row.current_version_id)
+    assert current is not None
     assert current.number == 2
     assert current.notes == {"why": "test"}
     assert client.get(f"/api/v1/bots/{bot_id}", headers=alice.headers).json()["current_version"] == 2
@@ -269,7 +280,7 @@ def test_http_bots_take_no_code_uploads(client: TestClient, alice: Account, http
 
 
 @pytest.mark.usefixtures("client", "alice")
-def test_rows_are_what_the_api_says(http_bot: dict[str, Any], db_session) -> None:  # type: ignore[no-untyped-def]
+def test_rows_are_what_the_api_says(http_bot: dict[str, Any], db_session: Session) -> None:
     rows = db_session.scalars(select(BotVersion).where(BotVersion.bot_id == uuid.UUID(http_bot["id"]))).all()
     assert [v.number for v in rows] == [1]
     assert rows[0].notes == {"endpoint": http_bot["endpoint"]}

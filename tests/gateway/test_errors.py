@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -130,7 +131,7 @@ def test_oversize_bodies_are_413(client: TestClient, alice: Account) -> None:
     assert answer.status_code == 413
     assert "exceeds the limit" in answer.json()["detail"]
 
-    def chunks():  # no Content-Length: the limit is enforced while streaming
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the limit is enforced while streaming
         for _ in range(40):
             yield b"x" * 100_000
 

@@ -369,5 +369,7 @@ def test_the_migration_links_old_evaluation_matches_to_their_runs(old_database: 
 
     migrate(old_database)
     with psycopg.connect(dsn) as conn:
-        linked = dict(conn.execute("SELECT id, evolution_run_id FROM matches").fetchall())
+        linked: dict[uuid.UUID, uuid.UUID | None] = dict(
+            conn.execute("SELECT id, evolution_run_id FROM matches").fetchall()
+        )
     assert linked == {seated: seated_run, recorded: recorded_run, orphan: None, ladder: None}

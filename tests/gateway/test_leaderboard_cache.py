@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
+from sqlalchemy.orm import Session
 
 from services.gateway.leaderboard.cache import MAX_PAGES, LeaderboardCache, PageKey
 from services.gateway.leaderboard.fast_path import page_key
@@ -247,7 +248,7 @@ def _mu(client: TestClient, bot_id: str, params: dict[str, str] | None = None) -
 def test_the_gateway_serves_cached_pages_until_a_rated_match_ends_or_it_handles_a_write(
     client: TestClient,
     make_user: Callable[[str], Account],
-    db_session,  # type: ignore[no-untyped-def]
+    db_session: Session,
     redis_url: str,
 ) -> None:
     from services.gateway.app import create_app
@@ -267,6 +268,7 @@ def test_the_gateway_serves_cached_pages_until_a_rated_match_ends_or_it_handles_
         first = _mu(cached, bot_id)
         assert first is not None
         row = db_session.get(Rating, uuid.UUID(bot_id))
+        assert row is not None
         row.mu, row.ordinal = first + 5.0, row.ordinal + 5.0  # as the match runner would, elsewhere
         db_session.commit()
         assert _mu(cached, bot_id) == first  # the page built before the change is still served

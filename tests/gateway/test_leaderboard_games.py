@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 from fastapi.testclient import TestClient
 from sqlalchemy import delete
+from sqlalchemy.orm import Session
 
 from shared.db.models import Rating
 from shared.games.registry import get_game
@@ -13,7 +15,9 @@ from tests.support.accounts import Account, unique
 from tests.support.gateway import DECIDE_SOURCE
 
 
-def test_leaderboard_orders_by_conservative_rating(client: TestClient, make_user, db_session) -> None:  # type: ignore[no-untyped-def]
+def test_leaderboard_orders_by_conservative_rating(
+    client: TestClient, make_user: Callable[..., Account], db_session: Session
+) -> None:
     owner: Account = make_user("lb")
     # (mu, sigma): ordinals 15, 20, -1, 10. The high-mu but uncertain bot must not lead.
     figures = [(30.0, 5.0), (26.0, 2.0), (35.0, 12.0), (16.0, 2.0)]
@@ -25,6 +29,7 @@ def test_leaderboard_orders_by_conservative_rating(client: TestClient, make_user
             headers=owner.headers,
         ).json()
         row = db_session.get(Rating, uuid.UUID(bot["id"]))
+        assert row is not None
         row.mu, row.sigma, row.ordinal, row.matches_played, row.wins = mu, sigma, mu - 3 * sigma, 7, 4
         ids.append(bot["id"])
     db_session.execute(delete(Rating).where(Rating.game == "battle", Rating.bot_id.not_in(ids)))

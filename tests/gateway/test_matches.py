@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 from celery.signals import before_task_publish
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
 
 from shared.db.models import Match, Replay
 from shared.games.registry import get_game
 from shared.games.replay import compress, play_local
 from shared.matches import TASK_PLAY_MATCH
+from shared.states import MatchStatus
 from tests.support.accounts import Account
 from tests.support.gateway import register_hosted_bot
 
@@ -128,8 +130,13 @@ def test_challenge_rules(
 
 
 def test_results_and_replay_download(
-    client: TestClient, alice: Account, bob: Account, admin: Account, http_bot: dict[str, Any], db_session
-) -> None:  # type: ignore[no-untyped-def]
+    client: TestClient,
+    alice: Account,
+    bob: Account,
+    admin: Account,
+    http_bot: dict[str, Any],
+    db_session: Session,
+) -> None:
     theirs = register_hosted_bot(client, bob)
     created = client.post(
         "/api/v1/matches",
@@ -146,8 +153,9 @@ def test_results_and_replay_download(
     bots = game.builtin_bots()
     replay = play_local(game, created["seed"], [bots["runner"], bots["blocker"]])
     match = db_session.get(Match, match_id)
+    assert match is not None
     match.status, match.turns, match.end_reason = (
-        "finished",
+        MatchStatus.FINISHED,
         replay["result"]["turns"],
         replay["result"]["reason"],
     )
@@ -204,8 +212,8 @@ def test_unknown_and_malformed_match_ids(client: TestClient) -> None:
 
 
 def test_match_lists_read_newest_first_and_count_up_to_a_limit(
-    client: TestClient, db_session, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+    client: TestClient, db_session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A page of matches is read through an index in its own order (no sort of every match of the
     game), and the total stops at `COUNT_LIMIT`, saying so, instead of reading every match."""
     from services.gateway.matches import service

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from playwright.sync_api import expect
+from playwright.sync_api import ViewportSize, expect
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
@@ -346,7 +346,10 @@ def test_hostile_names_stay_text_on_the_bot_page(
         db_session.commit()
 
 
-VIEWPORTS = {"phone": {"width": 390, "height": 844}, "laptop": {"width": 1366, "height": 768}}
+VIEWPORTS: dict[str, ViewportSize] = {
+    "phone": {"width": 390, "height": 844},
+    "laptop": {"width": 1366, "height": 768},
+}
 
 
 @pytest.mark.browser

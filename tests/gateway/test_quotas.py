@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -30,6 +30,10 @@ from tests.support.accounts import Account, unique
 from tests.support.cli import BOTS, assert_one_line_error, run_cli
 from tests.support.gateway import ADMIN_KEY, DECIDE_SOURCE
 from tests.support.processes import PYTHON, ManagedProcess
+
+if TYPE_CHECKING:
+    # What Starlette's TestClient answers with (it prefers httpx2 to httpx when both are installed).
+    from httpx2 import Response
 
 TRAINING = "/api/v1/training/runs"
 EVOLUTION = "/api/v1/evolution/runs"
@@ -51,35 +55,35 @@ def limit(client: TestClient) -> Iterator[Callable[..., None]]:
     app.state.settings = original
 
 
-def new_training_run(client: TestClient, who: Account) -> httpx.Response:
+def new_training_run(client: TestClient, who: Account) -> Response:
     return client.post(TRAINING, json={"name": unique("run"), "config": TINY}, headers=who.headers)
 
 
-def new_evolution_run(client: TestClient, who: Account) -> httpx.Response:
+def new_evolution_run(client: TestClient, who: Account) -> Response:
     return client.post(EVOLUTION, json={"name": unique("evo"), "game": "podracing"}, headers=who.headers)
 
 
-def new_hosted_bot(client: TestClient, who: Account) -> httpx.Response:
+def new_hosted_bot(client: TestClient, who: Account) -> Response:
     body = {"name": unique("h"), "game": "podracing", "source": DECIDE_SOURCE}
     return client.post("/api/v1/bots/hosted", json=body, headers=who.headers)
 
 
-def new_http_bot(client: TestClient, who: Account) -> httpx.Response:
+def new_http_bot(client: TestClient, who: Account) -> Response:
     body = {"name": unique("web"), "game": "podracing", "endpoint": "http://127.0.0.1:9/"}
     return client.post("/api/v1/bots", json=body, headers=who.headers)
 
 
-def upload(client: TestClient, who: Account, bot_id: str) -> httpx.Response:
+def upload(client: TestClient, who: Account, bot_id: str) -> Response:
     return client.post(f"/api/v1/bots/{bot_id}/versions", json={"source": DECIDE_SOURCE}, headers=who.headers)
 
 
-def created(answer: httpx.Response) -> dict[str, Any]:
+def created(answer: Response) -> dict[str, Any]:
     assert answer.status_code == 201, answer.text
     body: dict[str, Any] = answer.json()
     return body
 
 
-def refused(answer: httpx.Response, setting: str, retry_after: tuple[float, float]) -> str:
+def refused(answer: Response, setting: str, retry_after: tuple[float, float]) -> str:
     """A 429 in the gateway's error format naming `setting`, with Retry-After within the bounds."""
     assert answer.status_code == 429, answer.text
     detail: str = answer.json()["detail"]

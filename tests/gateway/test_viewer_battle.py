@@ -103,7 +103,7 @@ def browser() -> Iterator[Browser]:
 def open_viewer(page: Page, base_url: str, path: str) -> Page:
     response = page.goto(base_url + path, wait_until="load")
     assert response is not None, f"{path}: {response and response.status}"
-    assert response.ok, f"{path}: {response and response.status}"
+    assert response.ok, f"{path}: {response.status}"
     page.wait_for_function(READY, timeout=10_000)
     return page
 

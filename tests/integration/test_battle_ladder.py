@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -32,13 +33,14 @@ from tests.support.hosted_worker import (
     start_hosted_worker,
     watch_match,
 )
+from tests.support.match_runner import finished_ranks
 
 SHORT_BATTLE = {"time_limit_s": 15.0}
 """At most 75 turns (15 s of game time at 5 decisions per second)."""
 STRATEGIES = ("aggressive", "defensive")
 
 
-def fight_seed(strategies: list[str]) -> tuple[int, dict]:
+def fight_seed(strategies: list[str]) -> tuple[int, dict[str, Any]]:
     """The first seed on which both sides kill at least once within the time limit, with the
     replay of that match played in process by the same bots."""
     for seed in range(1, 40):
@@ -120,6 +122,7 @@ def test_ladder_battle_between_hosted_bots_is_played_rated_and_replayable(
             assert key in row.metrics, (key, row.metrics)
 
     # The worker played exactly the game the same bots play in process, from the same inputs.
+    assert match.replay is not None
     replay = decompress(load_replay(match.replay))
     assert (replay["seed"], replay["config"], replay["num_players"]) == (seed, SHORT_BATTLE, 2)
     assert [p.metrics for p in participants] == [p["metrics"] for p in expected["result"]["players"]]
@@ -133,7 +136,7 @@ def test_ladder_battle_between_hosted_bots_is_played_rated_and_replayable(
     deaths = Counter(e["player"] for e in events if e["kind"] == "death")
     shots = Counter(e["player"] for e in events if e["kind"] == "shot")
     hits = Counter(e["player"] for e in events if e["kind"] == "hit")
-    damage = Counter()
+    damage: defaultdict[int, float] = defaultdict(float)
     for e in events:
         if e["kind"] == "hit":
             damage[e["player"]] += e["data"]["damage"]
@@ -152,7 +155,7 @@ def test_ladder_battle_between_hosted_bots_is_played_rated_and_replayable(
     assert sum(kills.values()) + sum(friendly_kills.values()) == sum(deaths.values())
 
     # Rated once, from the game's ranks.
-    ranks = [p.rank for p in participants]
+    ranks = finished_ranks(participants)
     default = ratings.default_skill()
     after = ratings.rate([default, default], ranks)
     with session_scope() as session:

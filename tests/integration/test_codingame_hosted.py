@@ -90,6 +90,7 @@ def test_codingame_script_races_a_full_match_through_the_worker(
     assert sandbox_dirs(sandbox_tmp) == [], "a sandbox's files outlived its match"
     assert match.config == {}, "a default match"
 
+    assert match.replay is not None
     replay = decompress(load_replay(match.replay))
     laps, checkpoint_count = replay["frames"][0]["laps"], len(replay["frames"][0]["checkpoints"])
     cg, other = sorted(match.participants, key=lambda p: p.slot)
@@ -104,6 +105,7 @@ def test_codingame_script_races_a_full_match_through_the_worker(
     assert not other.forfeited
     assert other.metrics["checkpoints"] > 0
     assert match.end_reason == "won", (match.end_reason, match.turns)
+    assert match.turns is not None
     assert match.turns < 500, (match.end_reason, match.turns)
     assert any(
         pod.get("message") == "cg-script" for frame in replay["frames"] for pod in frame.get("pods", [])

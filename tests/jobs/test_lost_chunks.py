@@ -36,6 +36,7 @@ from shared.ports import free_port
 from shared.queue import QUEUE_TRAINING, create_celery
 from shared.states import JobStatus
 from tests.jobs.sample_service import SAMPLE, TASK_SAMPLE_CHUNK, create_tables, results
+from tests.support.broker import hash_values, list_items, remove_from_list
 from tests.support.owned_services import OwnedRedis, owned_redis
 from tests.support.processes import PYTHON, ManagedProcess
 
@@ -103,15 +104,15 @@ def _copies(client: redis.Redis, job_id: uuid.UUID) -> tuple[int, int]:
     """(waiting in the queue, taken by a worker) chunk messages of the job, found by its id in their
     text (the `argsrepr` header), independently of the code under test."""
     needle = str(job_id).encode()
-    waiting = sum(needle in raw for raw in client.lrange(QUEUE_TRAINING, 0, -1))
-    taken = sum(needle in raw for raw in client.hvals(UNACKED_KEY))
+    waiting = sum(needle in raw for raw in list_items(client, QUEUE_TRAINING))
+    taken = sum(needle in raw for raw in hash_values(client, UNACKED_KEY))
     return waiting, taken
 
 
 def _take_from_queue(client: redis.Redis, job_id: uuid.UUID) -> bytes:
     """Remove the job's message from the queue (as a lost write, or a worker's pop); its text."""
-    (raw,) = [raw for raw in client.lrange(QUEUE_TRAINING, 0, -1) if str(job_id).encode() in raw]
-    assert client.lrem(QUEUE_TRAINING, 0, raw) == 1
+    (raw,) = [raw for raw in list_items(client, QUEUE_TRAINING) if str(job_id).encode() in raw]
+    assert remove_from_list(client, QUEUE_TRAINING, raw) == 1
     return raw
 
 

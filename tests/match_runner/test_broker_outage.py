@@ -17,10 +17,11 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Unpack
 
 import pytest
-import redis
 from kombu.utils.functional import retry_over_time
+from redis import Redis
 from sqlalchemy import select, update
 
 from services.match_runner.commands import beat_command
@@ -32,7 +33,8 @@ from shared.matches import TASK_PLAY_MATCH
 from shared.queue import QUEUE_MATCHES, create_celery
 from shared.states import MatchStatus
 from tests.support.bot_processes import RunningBot, start_bot
-from tests.support.match_runner import WORKER_ENV, match_between_new_bots, start_worker
+from tests.support.broker import hash_items
+from tests.support.match_runner import WORKER_ENV, SendOptions, match_between_new_bots, start_worker
 from tests.support.owned_services import OwnedPostgres, OwnedRedis, owned_postgres, owned_redis
 from tests.support.processes import PYTHON, ManagedProcess
 
@@ -76,8 +78,8 @@ class Platform:
     def env(self) -> dict[str, str]:
         return _env(self.postgres, self.redis)
 
-    def broker(self) -> redis.Redis:
-        return redis.Redis.from_url(self.redis.url)
+    def broker(self) -> Redis:
+        return Redis.from_url(self.redis.url)
 
 
 def _env(postgres: OwnedPostgres, redis_server: OwnedRedis) -> dict[str, str]:
@@ -109,7 +111,7 @@ def _new_match(platform: Platform) -> uuid.UUID:
     return match_between_new_bots(platform.url, platform.bots, "lost")
 
 
-def _send(platform: Platform, match_id: uuid.UUID, **options: object) -> None:
+def _send(platform: Platform, match_id: uuid.UUID, **options: Unpack[SendOptions]) -> None:
     app = create_celery(get_settings().model_copy(update={"redis_url": platform.redis.url}))
     try:
         app.send_task(TASK_PLAY_MATCH, args=[str(match_id)], queue=QUEUE_MATCHES, **options)
@@ -119,7 +121,7 @@ def _send(platform: Platform, match_id: uuid.UUID, **options: object) -> None:
 
 def _taken_by_a_worker(platform: Platform, match_id: uuid.UUID) -> str | None:
     """The delivery tag of the match's message in the hash of taken, unacknowledged messages."""
-    for tag, raw in platform.broker().hgetall(UNACKED_KEY).items():
+    for tag, raw in hash_items(platform.broker(), UNACKED_KEY).items():
         if str(match_id).encode() in raw:
             return str(tag.decode())
     return None
@@ -162,9 +164,11 @@ def test_a_match_whose_message_the_broker_lost_is_played_within_seconds(platform
     lost, never_sent, held = _new_match(platform), _new_match(platform), _new_match(platform)
     for match_id in (lost, held):  # a worker takes each; a countdown keeps it there, unacknowledged
         _send(platform, match_id, countdown=3600)
-        platform.worker.wait_until(
-            lambda m=match_id: _taken_by_a_worker(platform, m) is not None, 30, "taken"
-        )
+
+        def taken(m: uuid.UUID = match_id) -> bool:
+            return _taken_by_a_worker(platform, m) is not None
+
+        platform.worker.wait_until(taken, 30, "taken")
     platform.broker().hdel(UNACKED_KEY, _taken_by_a_worker(platform, lost) or "")  # the broker lost it
 
     waited = _wait_played(platform, [lost, never_sent], LOST_LIMIT_S)

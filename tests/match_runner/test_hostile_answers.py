@@ -189,8 +189,9 @@ class FragileMatch(PodracingMatch):
         if isinstance(action, dict) and any(isinstance(pod, str) for pod in action.get("pods", [])):
             raise KeyError("a bug in the game's action reading")
 
-    def check_action(self, _player: int, action: JSON | None) -> None:
+    def check_action(self, _player: int, action: JSON | None) -> Sequence[str]:
         self._read(action)
+        return ()
 
     def step(self, actions: Sequence[JSON | None]) -> StepResult:
         for action in actions:

@@ -19,6 +19,7 @@ from shared.config import Settings
 from shared.db.models import Bot, Match, MatchParticipant, Rating
 from shared.db.session import session_scope
 from shared.queue import QUEUE_MATCHES
+from tests.support.broker import list_items, remove_from_list
 from tests.support.match_runner import start_worker
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -152,8 +153,8 @@ def test_a_ladder_match_whose_message_was_lost_does_not_hold_its_slot_without_on
     settings = Settings(dev_mode=True, ladder_max_pending=1, lost_message_grace_s=30)
     (match_id,) = ladder_round(settings, random.Random(2))
     needle = str(match_id).encode()
-    (message,) = [raw for raw in broker.lrange(QUEUE_MATCHES, 0, -1) if needle in raw]
-    broker.lrem(QUEUE_MATCHES, 0, message)  # lost, as in a Redis restart without persistence
+    (message,) = [raw for raw in list_items(broker, QUEUE_MATCHES) if needle in raw]
+    remove_from_list(broker, QUEUE_MATCHES, message)  # lost, as in a Redis restart without persistence
     with session_scope() as session:
         session.execute(
             update(Match).where(Match.id == match_id).values(sent_at=datetime.now(UTC) - timedelta(minutes=1))
@@ -161,7 +162,7 @@ def test_a_ladder_match_whose_message_was_lost_does_not_hold_its_slot_without_on
 
     assert ladder_round(settings, random.Random(2)) == []  # the cap holds: the match is pending...
 
-    waiting = [raw for raw in broker.lrange(QUEUE_MATCHES, 0, -1) if needle in raw]
+    waiting = [raw for raw in list_items(broker, QUEUE_MATCHES) if needle in raw]
     assert len(waiting) == 1, "...and has its message again"
 
 

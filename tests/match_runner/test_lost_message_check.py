@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Unpack
 
 import pytest
 import redis
@@ -35,7 +36,8 @@ from shared.matches import TASK_PLAY_MATCH
 from shared.ports import free_port
 from shared.queue import QUEUE_MATCHES, create_celery
 from shared.states import MatchStatus
-from tests.support.match_runner import queue_match, start_worker
+from tests.support.broker import hash_values, list_items, remove_from_list
+from tests.support.match_runner import SendOptions, queue_match, start_worker
 from tests.support.owned_services import OwnedRedis, owned_redis
 
 GRACE_S = timedelta(days=5).total_seconds()
@@ -66,7 +68,7 @@ def send(broker: OwnedRedis, settings: Settings) -> Iterator[Callable[..., None]
     """Sends a match's play message to this module's Redis, as enqueue_match does."""
     app = create_celery(settings)
 
-    def _send(match_id: uuid.UUID, **options: object) -> None:
+    def _send(match_id: uuid.UUID, **options: Unpack[SendOptions]) -> None:
         app.send_task(TASK_PLAY_MATCH, args=[str(match_id)], queue=QUEUE_MATCHES, **options)
 
     yield _send
@@ -98,8 +100,8 @@ def _copies(client: redis.Redis, match_id: uuid.UUID) -> tuple[int, int]:
     """(waiting in the queue, taken by a worker) play messages of the match, found by the id in
     their text (the `argsrepr` header), independently of the code under test."""
     needle = str(match_id).encode()
-    waiting = sum(needle in raw for raw in client.lrange(QUEUE_MATCHES, 0, -1))
-    taken = sum(needle in raw for raw in client.hvals(UNACKED_KEY))
+    waiting = sum(needle in raw for raw in list_items(client, QUEUE_MATCHES))
+    taken = sum(needle in raw for raw in hash_values(client, UNACKED_KEY))
     return waiting, taken
 
 
@@ -112,8 +114,8 @@ def _record_taken(client: redis.Redis, raw: bytes, taken_at: float) -> None:
 
 def _take_from_queue(client: redis.Redis, match_id: uuid.UUID) -> bytes:
     """Remove the match's message from the queue (as a lost write, or a worker's pop); its text."""
-    (raw,) = [raw for raw in client.lrange(QUEUE_MATCHES, 0, -1) if str(match_id).encode() in raw]
-    assert client.lrem(QUEUE_MATCHES, 0, raw) == 1
+    (raw,) = [raw for raw in list_items(client, QUEUE_MATCHES) if str(match_id).encode() in raw]
+    assert remove_from_list(client, QUEUE_MATCHES, raw) == 1
     return raw
 
 

@@ -25,6 +25,7 @@ from shared.matches import TASK_PLAY_MATCH
 from shared.queue import QUEUE_MATCHES, send_task
 from shared.states import MatchStatus
 from tests.support.bot_processes import RunningBot
+from tests.support.broker import list_items, remove_from_list
 from tests.support.environment import TEST_REDIS_URL
 from tests.support.match_runner import assert_rated_exactly_once, queue_match, start_worker, wait_for_match
 from tests.support.processes import ManagedProcess
@@ -46,15 +47,16 @@ def _broker() -> redis.Redis:
     return redis.Redis.from_url(TEST_REDIS_URL)
 
 
-def _messages(match_id: uuid.UUID) -> list[tuple[bytes, bytes]]:
+def _messages(match_id: uuid.UUID) -> list[tuple[str, bytes]]:
     """(list key, raw message) of every play message for this match waiting in the broker. Found by
     the match id a message carries, in whichever list the transport keeps the queue."""
     client = _broker()
     needle = str(match_id).encode()
-    found = []
+    found: list[tuple[str, bytes]] = []
     for key in client.scan_iter():
         if client.type(key) == b"list":
-            found += [(key, raw) for raw in client.lrange(key, 0, -1) if needle in raw]
+            name = key.decode()
+            found += [(name, raw) for raw in list_items(client, name) if needle in raw]
     return found
 
 
@@ -63,7 +65,7 @@ def _lose_message(match_id: uuid.UUID) -> None:
     messages = _messages(match_id)
     assert len(messages) == 1, messages
     key, raw = messages[0]
-    assert _broker().lrem(key, 0, raw) == 1
+    assert remove_from_list(_broker(), key, raw) == 1
     assert _messages(match_id) == []
 
 

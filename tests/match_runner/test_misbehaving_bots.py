@@ -71,6 +71,7 @@ def test_failing_bot_forfeits_and_the_match_finishes(
     assert expected_error in _samples(bad), _samples(bad)
     assert any("forfeited after" in str(s["error"]) for s in bad.error_samples)
     # The offender played the default action (None) on the turns it failed.
+    assert match.replay is not None
     replay = decompress(load_replay(match.replay))
     assert replay["turns"][-1]["actions"][0] is None
     assert all(turn["actions"][1] is not None for turn in replay["turns"])
@@ -151,10 +152,14 @@ def test_worker_survives_and_plays_a_normal_rated_match(
         assert participant.timeouts == 0
         assert not participant.forfeited
         assert participant.latency_p50_ms is not None
+        assert participant.latency_p99_ms is not None
         assert participant.latency_p99_ms >= participant.latency_p50_ms
         assert participant.mu_before == pytest.approx(ratings.default_mu())
         assert participant.mu_after is not None
+        assert participant.sigma_before is not None
+        assert participant.sigma_after is not None
         assert participant.sigma_after < participant.sigma_before
+    assert match.replay is not None
     replay = decompress(load_replay(match.replay))
     assert len(replay["turns"]) == match.turns
     assert match.replay.frames == len(replay["frames"])

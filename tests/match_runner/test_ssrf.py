@@ -20,6 +20,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from pydantic import SecretStr
 
 from shared.botclient import (
     BotEndpointError,
@@ -35,8 +36,8 @@ from shared.botclient.ssrf import StaticResolver, resolver_for, system_resolver
 from shared.config import Settings
 from shared.protocol.signing import generate_secret
 
-PRODUCTION = Settings(dev_mode=False, secret_key="production-like-secret-key-for-ssrf-tests")
-DEVELOPMENT = Settings(dev_mode=True, secret_key="development-secret-key")
+PRODUCTION = Settings(dev_mode=False, secret_key=SecretStr("production-like-secret-key-for-ssrf-tests"))
+DEVELOPMENT = Settings(dev_mode=True, secret_key=SecretStr("development-secret-key"))
 HOSTS = StaticResolver(
     {
         "localhost": ["127.0.0.1", "::1"],
@@ -232,7 +233,7 @@ def test_https_uses_the_bot_name_for_sni_and_certificate_checks(tmp_path: Path) 
     server_names: list[str | None] = []
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert_path, key_path)
-    context.sni_callback = lambda _sock, name, _ctx: server_names.append(name)  # type: ignore[assignment,misc]
+    context.sni_callback = lambda _sock, name, _ctx: server_names.append(name)
     server = HTTPServer(("127.0.0.1", 0), _EchoHost)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
@@ -397,7 +398,7 @@ def test_names_resolve_from_the_static_table_only() -> None:
 
 
 def test_the_resolver_comes_from_settings() -> None:
-    table = Settings(dev_mode=True, secret_key="k", static_hosts={"bot.test": ["127.0.0.1"]})
+    table = Settings(dev_mode=True, secret_key=SecretStr("k"), static_hosts={"bot.test": ["127.0.0.1"]})
     resolver = resolver_for(table)
     assert isinstance(resolver, StaticResolver)
     assert asyncio.run(resolver("BOT.test", 80, 1.0)) == [ipaddress.ip_address("127.0.0.1")]
@@ -413,7 +414,9 @@ def test_tests_cannot_ask_the_system_resolver_about_names() -> None:
     with pytest.raises(SystemResolverUsed):
         asyncio.run(system_resolver("example.com", 80, 1.0))
     del resolver_calls[-2:]  # expected here; any other such call fails its test
-    assert Settings(secret_key="k", dev_mode=True).static_hosts == {"localhost": ["127.0.0.1", "::1"]}
+    assert Settings(secret_key=SecretStr("k"), dev_mode=True).static_hosts == {
+        "localhost": ["127.0.0.1", "::1"]
+    }
 
 
 @pytest.mark.parametrize("dev_mode", [False, True])

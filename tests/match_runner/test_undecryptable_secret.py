@@ -10,6 +10,7 @@ import time
 import uuid
 
 import pytest
+from pydantic import SecretStr
 
 from services.match_runner import play
 from services.match_runner.play import OperatorError
@@ -20,8 +21,10 @@ from shared.crypto import encrypt_secret
 from shared.games.registry import get_game
 from shared.states import BotKind, MatchKind
 
-STORED_WITH = Settings(_env_file=None, dev_mode=True, secret_key="the-key-the-secrets-were-stored-with")
-NOW = Settings(_env_file=None, dev_mode=True, secret_key="a-new-key-from-some-env-file")
+STORED_WITH = Settings(
+    _env_file=None, dev_mode=True, secret_key=SecretStr("the-key-the-secrets-were-stored-with")
+)
+NOW = Settings(_env_file=None, dev_mode=True, secret_key=SecretStr("a-new-key-from-some-env-file"))
 
 
 def _seat(slot: int, name: str, kind: BotKind, settings: Settings) -> Seat:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -232,8 +233,8 @@ def sampled_names(exposition: str) -> set[str]:
     return {sample.name for family in text_string_to_metric_families(exposition) for sample in family.samples}
 
 
-def walk_panels(panels: list[dict[str, object]]) -> Iterator[dict[str, object]]:
-    """Every panel of a dashboard, rows' nested panels included."""
+def walk_panels(panels: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Every panel of a dashboard (JSON), rows' nested panels included."""
     for panel in panels:
         yield panel
         nested = panel.get("panels")

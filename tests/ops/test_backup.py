@@ -105,9 +105,8 @@ def sequences(url: str) -> dict[str, int | None]:
 
 
 def match_row(url: str, match_id: uuid.UUID) -> dict[str, Any]:
-    with _connect(url) as conn:
-        conn.row_factory = psycopg.rows.dict_row
-        row = conn.execute(
+    with _connect(url) as conn, conn.cursor(row_factory=psycopg.rows.dict_row) as cursor:
+        row = cursor.execute(
             "SELECT m.status, m.heartbeat_at, m.seed, r.match_id IS NOT NULL AS has_replay "
             "FROM matches m LEFT JOIN replays r ON r.match_id = m.id WHERE m.id = %s",
             (match_id,),

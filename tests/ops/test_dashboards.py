@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 import pytest
 import redis
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no types; types-PyYAML is not installed
 
 from services.evolver.commands import worker_command as evolver_command
 from services.match_runner.commands import worker_command as match_runner_command

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import redis
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no types; types-PyYAML is not installed
 
 from scripts.demo_infra import start_embedded_redis
 from tests.support.environment import ROOT
@@ -38,7 +38,9 @@ def test_embedded_redis_keeps_queue_messages_through_a_crash(tmp_path: Path) -> 
     assert client.config_get("appendfsync") == {"appendfsync": "everysec"}
     client.lpush("matches", "a play message")
     time.sleep(FSYNC_PERIOD_S * 2)
-    pid = int(client.info("server")["process_id"])
+    server = client.info("server")
+    assert isinstance(server, dict)  # redis-py types a client's answers as possibly awaitable
+    pid = int(server["process_id"])
     os.kill(pid, signal.SIGKILL)  # a crash: no snapshot on the way down
     _wait_gone(pid)
     url, stop = start_embedded_redis(tmp_path)

@@ -168,7 +168,7 @@ def test_an_evolution_run_records_calls_tokens_spend_failures_candidates_and_gen
         )
     )
     game = "battle"
-    series = {
+    series: dict[str, tuple[str, dict[str, str]]] = {
         "root calls ok": ("arena_evolver_llm_calls_total", {"role": LlmRole.ROOT, "status": "ok"}),
         "child calls ok": ("arena_evolver_llm_calls_total", {"role": LlmRole.CHILD, "status": "ok"}),
         "child calls failed": ("arena_evolver_llm_calls_total", {"role": LlmRole.CHILD, "status": "failed"}),
@@ -243,9 +243,9 @@ def test_the_gateway_reads_the_stalest_heartbeat_of_running_jobs() -> None:
     try:
         registry = CollectorRegistry()
         registry.register(PlatformCollector())
-        age = registry.get_sample_value("arena_work_heartbeat_age_seconds", {"kind": kind})
-        assert age is not None
-        assert 95 <= age < 120
+        stalest = registry.get_sample_value("arena_work_heartbeat_age_seconds", {"kind": kind})
+        assert stalest is not None
+        assert 95 <= stalest < 120
         assert registry.get_sample_value("arena_jobs", {"kind": kind, "status": "running"}) == 2
         assert registry.get_sample_value("arena_work_heartbeat_age_seconds", {"kind": "match"}) is not None
     finally:

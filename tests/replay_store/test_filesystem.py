@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import stat
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -88,7 +89,12 @@ def test_an_unreadable_replay_is_a_store_error_not_a_missing_one(tmp_path: Path)
 )
 def test_keys_cannot_leave_the_root(tmp_path: Path, key: str) -> None:
     store = FilesystemReplayStore(tmp_path / "root")
-    for action in (lambda: store.put(key, BLOB), lambda: store.get(key), lambda: store.delete(key)):
+    actions: list[Callable[[], object]] = [
+        lambda: store.put(key, BLOB),
+        lambda: store.get(key),
+        lambda: store.delete(key),
+    ]
+    for action in actions:
         with pytest.raises(ValueError, match="not a replay key"):
             action()
     assert not (tmp_path / "escape.json.gz").exists()

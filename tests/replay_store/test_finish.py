@@ -100,6 +100,7 @@ def test_the_object_is_written_before_the_result_is_committed(
             replay_key(match_id, attempt),
             None,
         )
+        assert row.key is not None
         assert row.size_bytes == store.path(row.key).stat().st_size
         assert row.frames == len(played.replay["frames"])
         assert decompress(store.get(row.key) or b"") == played.replay

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -54,14 +55,16 @@ def play_one(
     return match, match.replay
 
 
-def served(client: TestClient, match_id: uuid.UUID) -> tuple[dict[str, object], bytes]:
+def served(client: TestClient, match_id: uuid.UUID) -> tuple[dict[str, Any], bytes]:
     """The replay as JSON (through a client that refuses gzip) and as the `.json.gz` download."""
     plain = client.get(f"/api/v1/matches/{match_id}/replay", headers={"Accept-Encoding": "identity"})
     assert plain.status_code == 200, plain.text
     packed = client.get(f"/api/v1/matches/{match_id}/replay", params={"compressed": 1})
     assert packed.status_code == 200
     assert packed.headers["content-type"] == "application/gzip"
-    return json.loads(plain.content), packed.content
+    replay = json.loads(plain.content)
+    assert isinstance(replay, dict), replay
+    return replay, packed.content
 
 
 def assert_error(client: TestClient, match_id: uuid.UUID, status: int, words: str) -> None:
@@ -95,7 +98,7 @@ def test_a_played_match_writes_its_replay_to_files_by_default(
     replay, download = served(client, match.id)
     assert download == blob
     assert replay == decompress(blob)
-    assert len(replay["frames"]) == row.frames == (match.turns or 0) + 1  # type: ignore[arg-type]
+    assert len(replay["frames"]) == row.frames == (match.turns or 0) + 1
 
     store.delete(row.key)
     assert_error(client, match.id, 410, "missing from replay storage")

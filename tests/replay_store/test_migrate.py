@@ -107,6 +107,7 @@ def test_the_command_moves_replays_in_batches_resumably_and_idempotently(
     moved = [row for row in rows(engine).values() if row.storage == ReplayStorage.S3]
     for row in moved:
         assert (row.key, row.data) == (replay_key(row.match_id, 2), None)  # the finishing attempt
+        assert row.key is not None
         assert bucket_store.get(row.key) == blobs[row.match_id]
 
     # The run after it was cut off between writing an object and committing its row: the object is

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Unpack
 
 import pytest
 
 from shared.protocol.signing import generate_secret
 from shared.sandbox.backends import SandboxedBot
 from shared.sandbox.limits import SandboxLimits
+from tests.support.sandbox import HostedOptions, StartHosted
 
 
 @pytest.fixture(scope="session")
@@ -18,12 +19,14 @@ def secret() -> str:
 
 
 @pytest.fixture
-def hosted(secret: str) -> Iterator[Any]:
+def hosted(secret: str) -> Iterator[StartHosted]:
     """Start hosted bots (bwrap backend) that are always torn down at the end of the test."""
     bots: list[SandboxedBot] = []
 
-    def start(source: str, limits: SandboxLimits | None = None, **kwargs: Any) -> SandboxedBot:
-        bot = SandboxedBot(source, secret=secret, limits=limits, **kwargs)
+    def start(
+        source: str, limits: SandboxLimits | None = None, **options: Unpack[HostedOptions]
+    ) -> SandboxedBot:
+        bot = SandboxedBot(source, secret=secret, limits=limits, **options)
         bots.append(bot)
         bot.start()
         return bot

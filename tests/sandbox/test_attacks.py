@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from shared.sandbox.limits import SandboxLimits
-from tests.support.sandbox import ask, requires_bwrap
+from tests.support.sandbox import StartHosted, ask, requires_bwrap
 
 pytestmark = requires_bwrap
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +32,7 @@ def bot(body: str) -> str:
     )
 
 
-def test_network_is_unreachable(hosted, secret: str) -> None:
+def test_network_is_unreachable(hosted: StartHosted, secret: str) -> None:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
@@ -71,7 +71,7 @@ def test_network_is_unreachable(hosted, secret: str) -> None:
     print("network outcomes:", json.dumps(outcome))
 
 
-def test_project_settings_and_host_files_are_invisible(hosted, secret: str) -> None:
+def test_project_settings_and_host_files_are_invisible(hosted: StartHosted, secret: str) -> None:
     paths = [
         str(ROOT / "pyproject.toml"),
         str(ROOT / "shared" / "config.py"),
@@ -105,7 +105,9 @@ def test_project_settings_and_host_files_are_invisible(hosted, secret: str) -> N
     assert set(outcome["packages"]) <= {"numpy", "numpy.libs"}, outcome["packages"]
 
 
-def test_environment_of_the_worker_is_not_inherited(hosted, secret: str, monkeypatch) -> None:
+def test_environment_of_the_worker_is_not_inherited(
+    hosted: StartHosted, secret: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ARENA_FAKE_SECRET", "fake-s3cr3t-do-not-leak")
     source = bot(
         """
@@ -134,7 +136,7 @@ def test_environment_of_the_worker_is_not_inherited(hosted, secret: str, monkeyp
     assert set(outcome["environ"]) <= allowed, outcome
 
 
-def test_host_processes_are_invisible(hosted, secret: str) -> None:
+def test_host_processes_are_invisible(hosted: StartHosted, secret: str) -> None:
     source = bot(
         """
         out = {}
@@ -155,7 +157,7 @@ def test_host_processes_are_invisible(hosted, secret: str) -> None:
     assert not any("pytest" in cmd for cmd in outcome.values()), outcome
 
 
-def test_writes_outside_tmp_fail(hosted, secret: str) -> None:
+def test_writes_outside_tmp_fail(hosted: StartHosted, secret: str) -> None:
     source = bot(
         """
         out = {}
@@ -179,7 +181,7 @@ def test_writes_outside_tmp_fail(hosted, secret: str) -> None:
     assert not (ROOT / "pwned.txt").exists()
 
 
-def test_tmp_is_size_capped(hosted, secret: str) -> None:
+def test_tmp_is_size_capped(hosted: StartHosted, secret: str) -> None:
     source = bot(
         """
         written, error, index = 0, None, 0
@@ -205,7 +207,7 @@ def test_tmp_is_size_capped(hosted, secret: str) -> None:
     assert attacker.health(), "the bot stopped answering after filling /tmp"
 
 
-def test_file_size_is_capped(hosted, secret: str) -> None:
+def test_file_size_is_capped(hosted: StartHosted, secret: str) -> None:
     source = bot(
         """
         written = 0
@@ -226,7 +228,7 @@ def test_file_size_is_capped(hosted, secret: str) -> None:
     assert outcome["written"] <= 1024 * 1024, outcome
 
 
-def test_fork_bomb_is_capped(hosted, secret: str) -> None:
+def test_fork_bomb_is_capped(hosted: StartHosted, secret: str) -> None:
     limits = SandboxLimits(processes=16)
     source = bot(
         """
@@ -276,7 +278,7 @@ def _processes_of(uid: int | None) -> int:
     return count
 
 
-def test_huge_allocation_fails(hosted, secret: str) -> None:
+def test_huge_allocation_fails(hosted: StartHosted, secret: str) -> None:
     source = bot(
         """
         out = {}
@@ -301,7 +303,7 @@ def test_huge_allocation_fails(hosted, secret: str) -> None:
 
 
 @pytest.mark.slow
-def test_cpu_spin_is_killed(hosted, secret: str) -> None:
+def test_cpu_spin_is_killed(hosted: StartHosted, secret: str) -> None:
     attacker = hosted(bot("while True:\n    pass\n"), SandboxLimits(cpu_seconds=1))
     outcome = ask(attacker, secret, timeout=0.5)
     assert "Timeout" in outcome, f"spinning turn: {outcome}"
@@ -312,7 +314,7 @@ def test_cpu_spin_is_killed(hosted, secret: str) -> None:
     assert ask(attacker, secret).startswith("<"), "a dead bot must look like a failing HTTP bot"
 
 
-def test_sleeping_past_the_turn_timeout_every_turn(hosted, secret: str) -> None:
+def test_sleeping_past_the_turn_timeout_every_turn(hosted: StartHosted, secret: str) -> None:
     attacker = hosted(bot("time.sleep(2)\nreturn 'late'\n"))
     for _ in range(3):
         started = time.monotonic()
@@ -322,7 +324,7 @@ def test_sleeping_past_the_turn_timeout_every_turn(hosted, secret: str) -> None:
     assert attacker.health(), "health must still answer while decide() sleeps"
 
 
-def test_subprocess_and_shell_are_unavailable(hosted, secret: str) -> None:
+def test_subprocess_and_shell_are_unavailable(hosted: StartHosted, secret: str) -> None:
     source = bot(
         """
         import subprocess
@@ -345,7 +347,7 @@ def test_subprocess_and_shell_are_unavailable(hosted, secret: str) -> None:
     assert not any(v.startswith("RAN") for v in outcome.values()), outcome
 
 
-def test_signals_and_ctypes_cannot_reach_the_runner(hosted, secret: str) -> None:
+def test_signals_and_ctypes_cannot_reach_the_runner(hosted: StartHosted, secret: str) -> None:
     source = bot(
         """
         import ctypes, signal

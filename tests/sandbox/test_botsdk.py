@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import SecretStr
 
 from shared.botclient import HttpBotConnection
 from shared.botsdk import make_server
@@ -357,7 +358,7 @@ def test_the_runner_signs_v2_and_never_reuses_an_id(sdk_process: Callable[..., s
     """The runner's own client against the SDK: the same turn asked twice (a retried match) and
     repeated health checks all pass, so every request carries a fresh id and a valid v2 entry."""
     url = sdk_process()
-    settings = Settings(dev_mode=True, secret_key="sdk-test-secret-key")
+    settings = Settings(dev_mode=True, secret_key=SecretStr("sdk-test-secret-key"))
 
     async def go() -> list[object]:
         connection = await HttpBotConnection.open(url, secret, settings)

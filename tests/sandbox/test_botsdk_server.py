@@ -61,7 +61,8 @@ def connect(address: Address) -> socket.socket:
 def read_answers(sock: socket.socket, count: int = 1) -> list[tuple[int, bytes]]:
     """(status, body) of `count` answers, or of what came before the server closed; an answer
     without a status line (HTTP/0.9) is (0, everything that came)."""
-    data, answers = b"", []
+    data = b""
+    answers: list[tuple[int, bytes]] = []
     while len(answers) < count:
         head_end = data.find(b"\r\n\r\n")
         if data.startswith(b"HTTP/1.1 100 "):

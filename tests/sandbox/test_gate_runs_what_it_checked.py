@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from shared.sandbox.runtime import game_adapter_exists
-from tests.support.sandbox import ask, post_turn, requires_bwrap
+from tests.support.sandbox import StartHosted, ask, post_turn, requires_bwrap
 
 pytestmark = requires_bwrap
 
@@ -56,7 +56,7 @@ def test_the_utf7_trick_is_real() -> None:
 
 
 @pytest.mark.parametrize("cookie", COOKIES, ids=["line-1", "line-2"])
-def test_decide_bot_runs_the_text_not_the_cookie(hosted, secret: str, cookie: str) -> None:
+def test_decide_bot_runs_the_text_not_the_cookie(hosted: StartHosted, secret: str, cookie: str) -> None:
     bot = hosted(decide_bot(cookie))
     assert bot.start_error is None, bot.log_tail()
     assert ask(bot, secret, {}) == {"hidden_ran": 0}, bot.log_tail()
@@ -64,7 +64,7 @@ def test_decide_bot_runs_the_text_not_the_cookie(hosted, secret: str, cookie: st
 
 @pytest.mark.skipif(not game_adapter_exists("podracing"), reason="no podracing text adapter")
 @pytest.mark.parametrize("cookie", COOKIES, ids=["line-1", "line-2"])
-def test_codingame_script_runs_the_text_not_the_cookie(hosted, secret: str, cookie: str) -> None:
+def test_codingame_script_runs_the_text_not_the_cookie(hosted: StartHosted, secret: str, cookie: str) -> None:
     from tests.sandbox.test_examples import OBSERVATION
 
     bot = hosted(codingame_script(cookie), contract="codingame", game="podracing")
@@ -74,7 +74,7 @@ def test_codingame_script_runs_the_text_not_the_cookie(hosted, secret: str, cook
     assert [pod["x"] for pod in response.json()["action"]["pods"]] == [0, 0], bot.log_tail()
 
 
-def test_a_bot_using_dataclasses_and_enums_loads_from_its_text(hosted, secret: str) -> None:
+def test_a_bot_using_dataclasses_and_enums_loads_from_its_text(hosted: StartHosted, secret: str) -> None:
     """The module is built from text, not imported: dataclasses and enums still find it."""
     from shared.sandbox.gate import check_source
 

@@ -15,7 +15,7 @@ from shared.sandbox.backends import SandboxedBot, SandboxError
 from shared.sandbox.gate import check_source
 from shared.sandbox.limits import SandboxLimits
 from shared.sandbox.runtime import game_adapter_exists
-from tests.support.sandbox import ask, post_turn, requires_bwrap, turn_body
+from tests.support.sandbox import StartHosted, ask, post_turn, requires_bwrap, turn_body
 
 ROOT = Path(__file__).resolve().parents[2]
 ECHO_BOT = textwrap.dedent(
@@ -33,7 +33,7 @@ ECHO_BOT = textwrap.dedent(
 
 
 @requires_bwrap
-def test_decide_bot_answers_signed_turns(hosted, secret: str) -> None:
+def test_decide_bot_answers_signed_turns(hosted: StartHosted, secret: str) -> None:
     bot = hosted(ECHO_BOT)
     assert bot.start_error is None
     assert bot.secure
@@ -59,7 +59,7 @@ NUMPY_BOT = textwrap.dedent(
 
 
 @requires_bwrap
-def test_a_decide_bot_imports_numpy_from_the_read_only_packages(hosted, secret: str) -> None:
+def test_a_decide_bot_imports_numpy_from_the_read_only_packages(hosted: StartHosted, secret: str) -> None:
     """numpy passes the gate and is bound into the sandbox; nothing else of the site-packages is."""
     assert check_source(NUMPY_BOT) == []
     bot = hosted(NUMPY_BOT)
@@ -68,7 +68,7 @@ def test_a_decide_bot_imports_numpy_from_the_read_only_packages(hosted, secret: 
 
 
 @requires_bwrap
-def test_unsigned_and_stale_requests_get_401(hosted, secret: str) -> None:
+def test_unsigned_and_stale_requests_get_401(hosted: StartHosted, secret: str) -> None:
     bot = hosted(ECHO_BOT)
     body = turn_body({"n": 1})
     an_hour_ago = int(time.time()) - 3600
@@ -81,7 +81,7 @@ def test_unsigned_and_stale_requests_get_401(hosted, secret: str) -> None:
 
 
 @requires_bwrap
-def test_broken_bots_look_like_failing_http_bots(hosted, secret: str) -> None:
+def test_broken_bots_look_like_failing_http_bots(hosted: StartHosted, secret: str) -> None:
     crashes_on_load = hosted("raise RuntimeError('nope')\n")
     assert crashes_on_load.start_error
     assert "RuntimeError: nope" in crashes_on_load.start_error
@@ -96,7 +96,7 @@ def test_broken_bots_look_like_failing_http_bots(hosted, secret: str) -> None:
 
 
 @requires_bwrap
-def test_kill_restart_and_close_tear_everything_down(hosted, secret: str) -> None:
+def test_kill_restart_and_close_tear_everything_down(hosted: StartHosted, secret: str) -> None:
     forker = textwrap.dedent(
         """
         import os, time
@@ -124,7 +124,7 @@ def test_kill_restart_and_close_tear_everything_down(hosted, secret: str) -> Non
 
 @requires_bwrap
 @pytest.mark.usefixtures("secret")
-def test_wall_clock_kills_the_whole_sandbox(hosted) -> None:
+def test_wall_clock_kills_the_whole_sandbox(hosted: StartHosted) -> None:
     bot = hosted(ECHO_BOT, SandboxLimits(wall_clock_s=0.5))
     assert bot.health()
     time.sleep(1.0)
@@ -137,7 +137,9 @@ def test_process_backend_is_refused_outside_dev_mode(secret: str) -> None:
         SandboxedBot(ECHO_BOT, secret=secret, backend="process", dev_mode=False)
 
 
-def test_process_backend_in_dev_mode_warns_and_reports_insecure(secret: str, caplog) -> None:
+def test_process_backend_in_dev_mode_warns_and_reports_insecure(
+    secret: str, caplog: pytest.LogCaptureFixture
+) -> None:
     with (
         caplog.at_level(logging.WARNING),
         SandboxedBot(ECHO_BOT, secret=secret, backend="process", dev_mode=True) as bot,
@@ -153,7 +155,7 @@ def test_process_backend_in_dev_mode_warns_and_reports_insecure(secret: str, cap
     not game_adapter_exists("podracing"),
     reason="shared/games/podracing/codingame.py (the CodinGame text adapter) does not exist yet",
 )
-def test_codingame_script_plays_turns_unchanged(hosted, secret: str) -> None:
+def test_codingame_script_plays_turns_unchanged(hosted: StartHosted, secret: str) -> None:
     from tests.sandbox.test_examples import OBSERVATION
 
     script = textwrap.dedent(

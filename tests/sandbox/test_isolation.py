@@ -15,6 +15,7 @@ import tempfile
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from shared.sandbox.cgroups import detect
 from shared.sandbox.limits import SandboxLimits
 from shared.sandbox.seccomp import REFUSED_EXAMPLES, host_table
 from shared.sandbox.turns import FrozenBetweenTurns
-from tests.support.sandbox import ask, requires_bwrap
+from tests.support.sandbox import StartHosted, ask, requires_bwrap
 
 pytestmark = requires_bwrap
 requires_cgroups = pytest.mark.skipif(detect() is None, reason="no usable cgroup hierarchy here")
@@ -77,7 +78,7 @@ class TrapServer:
 
 
 @pytest.fixture
-def trap():
+def trap() -> Iterator[TrapServer]:
     server = TrapServer()
     yield server
     server.close()
@@ -100,7 +101,9 @@ def plant(target):
 
 
 @pytest.mark.parametrize("when", ["during_a_turn", "before_the_server_starts"])
-def test_socket_symlinks_planted_by_the_bot_are_never_followed(hosted, secret, trap, when) -> None:
+def test_socket_symlinks_planted_by_the_bot_are_never_followed(
+    hosted: StartHosted, secret: str, trap: TrapServer, when: str
+) -> None:
     if when == "during_a_turn":
         source = bot("return {'planted': plant(observation['target'])}", PLANT)
     else:
@@ -111,13 +114,13 @@ def test_socket_symlinks_planted_by_the_bot_are_never_followed(hosted, secret, t
     assert isinstance(first, dict), first
     for _ in range(3):
         again = ask(attacker, secret, {"target": trap.path})
-        assert isinstance(again, dict), again
         assert again != "TRAPPED", again
+        assert isinstance(again, dict), again
         assert attacker.health()
     assert trap.connections == 0, "the host's requests reached a socket the bot pointed them to"
 
 
-def test_a_socket_bound_by_the_bot_gets_no_host_connection(hosted, secret) -> None:
+def test_a_socket_bound_by_the_bot_gets_no_host_connection(hosted: StartHosted, secret: str) -> None:
     source = bot(
         """
         global OWN
@@ -146,7 +149,9 @@ def test_a_socket_bound_by_the_bot_gets_no_host_connection(hosted, secret) -> No
     assert ask(attacker, secret, {"check": True}) == {"own": "no connection"}
 
 
-def test_a_directory_swap_in_tmp_cannot_redirect_the_host(hosted, secret, trap) -> None:
+def test_a_directory_swap_in_tmp_cannot_redirect_the_host(
+    hosted: StartHosted, secret: str, trap: TrapServer
+) -> None:
     source = bot(
         """
         out = list(os.listdir("/tmp"))
@@ -175,7 +180,7 @@ def test_a_directory_swap_in_tmp_cannot_redirect_the_host(hosted, secret, trap) 
     assert trap.connections == 0
 
 
-def test_the_host_socket_lives_where_only_the_host_can_write(hosted, secret) -> None:
+def test_the_host_socket_lives_where_only_the_host_can_write(hosted: StartHosted, secret: str) -> None:
     attacker = hosted(bot("return 1"))
     run_dir = Path(attacker.socket_path).parent
     assert not attacker.socket_path.startswith("/proc/"), attacker.socket_path
@@ -189,7 +194,7 @@ def test_the_host_socket_lives_where_only_the_host_can_write(hosted, secret) -> 
 
 @pytest.mark.slow
 @requires_cgroups
-def test_forked_children_together_cannot_exceed_the_memory_limit(hosted, secret) -> None:
+def test_forked_children_together_cannot_exceed_the_memory_limit(hosted: StartHosted, secret: str) -> None:
     limits = SandboxLimits(memory_mb=256)
     source = bot(
         """
@@ -221,7 +226,7 @@ def test_forked_children_together_cannot_exceed_the_memory_limit(hosted, secret)
 
 
 @requires_cgroups
-def test_fork_bomb_is_capped_by_the_pids_cgroup(hosted, secret) -> None:
+def test_fork_bomb_is_capped_by_the_pids_cgroup(hosted: StartHosted, secret: str) -> None:
     limits = SandboxLimits(processes=16)
     source = bot(
         """
@@ -284,7 +289,7 @@ return {"spinning": True}
 
 @pytest.mark.slow
 @requires_cgroups
-def test_spinners_left_by_decide_get_no_cpu_between_turns(secret) -> None:
+def test_spinners_left_by_decide_get_no_cpu_between_turns(secret: str) -> None:
     sandbox = SandboxedBot(bot(SPINNERS, "STARTED = []\n"), secret=secret)
     sandbox.start()
 
@@ -312,7 +317,7 @@ def test_spinners_left_by_decide_get_no_cpu_between_turns(secret) -> None:
 
 
 @requires_cgroups
-def test_freezing_also_stops_cgroup_cpu_accounting(hosted, secret) -> None:
+def test_freezing_also_stops_cgroup_cpu_accounting(hosted: StartHosted, secret: str) -> None:
     attacker = hosted(bot(SPINNERS, "STARTED = []\n"))
     assert ask(attacker, secret) == {"spinning": True}
     attacker.freeze()
@@ -326,7 +331,7 @@ def test_freezing_also_stops_cgroup_cpu_accounting(hosted, secret) -> None:
 
 
 @requires_cgroups
-def test_the_cgroup_is_gone_after_close(secret) -> None:
+def test_the_cgroup_is_gone_after_close(secret: str) -> None:
     sandbox = SandboxedBot(bot("os.fork() and None\nreturn 1"), secret=secret)
     sandbox.start()
     assert sandbox.cgroup is not None
@@ -343,7 +348,7 @@ def test_the_cgroup_is_gone_after_close(secret) -> None:
         assert not leaked, leaked
 
 
-def test_without_cgroups_no_process_can_be_created(hosted, secret) -> None:
+def test_without_cgroups_no_process_can_be_created(hosted: StartHosted, secret: str) -> None:
     backend = BwrapBackend(use_cgroups=False)
     source = bot(
         """
@@ -395,7 +400,7 @@ REFUSED_ARGS = {
 """Arguments for some of seccomp.REFUSED_EXAMPLES; the others are called with none."""
 
 
-def test_seccomp_filter_is_loaded_and_refuses_dangerous_calls(hosted, secret) -> None:
+def test_seccomp_filter_is_loaded_and_refuses_dangerous_calls(hosted: StartHosted, secret: str) -> None:
     table = host_table()
     calls = {name: [table[name], *REFUSED_ARGS.get(name, ())] for name in REFUSED_EXAMPLES if name in table}
     calls["clone(CLONE_NEWUSER)"] = [table["clone"], 0x10000000 | 17, 0, 0, 0, 0]
@@ -431,7 +436,7 @@ def test_seccomp_filter_is_loaded_and_refuses_dangerous_calls(hosted, secret) ->
     assert attacker.health(), "the bot must keep answering after refused calls"
 
 
-def test_socketpair_is_limited_to_unix_sockets(hosted, secret) -> None:
+def test_socketpair_is_limited_to_unix_sockets(hosted: StartHosted, secret: str) -> None:
     """socketpair() takes an address family like socket() and reaches the same protocol code (and
     module autoloading), so the filter allows it for AF_UNIX only. Without that rule the kernel
     creates each socket and only then refuses to pair it (EOPNOTSUPP and the like)."""

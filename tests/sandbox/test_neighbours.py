@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from shared.sandbox.limits import SandboxLimits
-from tests.support.sandbox import ask, requires_bwrap
+from tests.support.sandbox import StartHosted, ask, requires_bwrap
 
 pytestmark = requires_bwrap
 requires_root = pytest.mark.skipif(
@@ -59,7 +59,7 @@ return out
 """
 
 
-def test_host_wide_proc_files_read_empty_or_not_at_all(hosted, secret: str) -> None:
+def test_host_wide_proc_files_read_empty_or_not_at_all(hosted: StartHosted, secret: str) -> None:
     paths = [path for path in HOST_WIDE if os.path.exists(path)]
     assert "/proc/stat" in paths, "no /proc to test against"
     outcome = ask(hosted(bot(READ_PATHS)), secret, {"paths": [*paths, "/proc/self/status"]})
@@ -80,7 +80,7 @@ return {"uid": os.getuid(), "gid": os.getgid(), "status": ids}
 
 
 @requires_root
-def test_two_sandboxes_at_once_run_as_different_uids(hosted, secret: str) -> None:
+def test_two_sandboxes_at_once_run_as_different_uids(hosted: StartHosted, secret: str) -> None:
     first, second = hosted(bot(WHO)), hosted(bot(WHO))
     seen = [ask(first, secret), ask(second, secret)]
     assert all(isinstance(who, dict) for who in seen), seen
@@ -128,7 +128,9 @@ def _sysctl(name: str) -> int:
 
 
 @requires_root
-def test_a_bot_that_uses_up_its_pipe_budget_leaves_the_others_theirs(hosted, secret: str) -> None:
+def test_a_bot_that_uses_up_its_pipe_budget_leaves_the_others_theirs(
+    hosted: StartHosted, secret: str
+) -> None:
     """The kernel's pipe budget (fs.pipe-user-pages-soft) is per uid: past it, every new pipe of
     that uid gets the smallest buffer and cannot grow. Shared by all sandboxes, one bot could do
     that to every other bot on the host."""

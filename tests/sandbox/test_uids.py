@@ -14,7 +14,7 @@ import pytest
 
 from shared.sandbox import SandboxError
 from shared.sandbox.uids import SandboxUids, UidError
-from tests.support.sandbox import ask, requires_bwrap
+from tests.support.sandbox import StartHosted, ask, requires_bwrap
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_BASE = 1_950_000_000
@@ -90,7 +90,7 @@ WHO = textwrap.dedent(
 
 @requires_bwrap
 @pytest.mark.skipif(os.geteuid() != 0, reason="only a worker started as root leases sandbox uids")
-def test_a_sandbox_holds_its_uid_for_its_life_only(hosted, secret: str, tmp_path: Path) -> None:
+def test_a_sandbox_holds_its_uid_for_its_life_only(hosted: StartHosted, secret: str, tmp_path: Path) -> None:
     one = SandboxUids(base=TEST_BASE, count=1, lock_dir=tmp_path / "uids")
     first = hosted(WHO, uids=one)
     assert ask(first, secret) == TEST_BASE == first.uid

@@ -27,7 +27,9 @@ class RunningBot:
         return f"http://127.0.0.1:{self.port}"
 
     def stats(self) -> dict[str, int]:
-        return httpx.get(self.endpoint + "/stats", timeout=2).json()
+        stats = httpx.get(self.endpoint + "/stats", timeout=2).json()
+        assert isinstance(stats, dict), stats
+        return {str(key): int(count) for key, count in stats.items()}
 
 
 def start_bot(mode: str = "ok", *extra: str) -> RunningBot:

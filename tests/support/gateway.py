@@ -30,7 +30,9 @@ def register_http_bot(client: TestClient, owner: Account, server: BotServer) -> 
         headers=owner.headers,
     )
     assert answer.status_code == 201, answer.text
-    return answer.json()
+    bot = answer.json()
+    assert isinstance(bot, dict), bot
+    return bot
 
 
 def register_hosted_bot(client: TestClient, owner: Account) -> dict[str, Any]:
@@ -41,4 +43,6 @@ def register_hosted_bot(client: TestClient, owner: Account) -> dict[str, Any]:
         headers=owner.headers,
     )
     assert answer.status_code == 201, answer.text
-    return answer.json()
+    bot = answer.json()
+    assert isinstance(bot, dict), bot
+    return bot

@@ -8,7 +8,7 @@ import time
 import uuid
 from pathlib import Path
 
-import psutil
+import psutil  # type: ignore[import-untyped]
 import pytest
 
 from shared.config import get_settings
@@ -106,6 +106,7 @@ def watch_match(match_id: uuid.UUID, worker: ManagedProcess, timeout: float) -> 
 
 def _is_bwrap(proc: psutil.Process) -> bool:
     try:
-        return proc.name() == "bwrap"
+        name: str = proc.name()
+        return name == "bwrap"
     except psutil.NoSuchProcess:
         return False

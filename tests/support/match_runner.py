@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
+from typing import Any, TypedDict
 
 import pytest
 from sqlalchemy import select
@@ -38,6 +40,13 @@ WORKER_ENV = {
 """Settings of the test workers: short timeouts so misbehaving bots forfeit quickly."""
 
 
+class SendOptions(TypedDict, total=False):
+    """Options of Celery's send_task that tests give a play message (Celery's defaults otherwise)."""
+
+    countdown: float
+    priority: int
+
+
 def start_worker(name: str, env: dict[str, str] | None = None) -> ManagedProcess:
     worker = ManagedProcess(
         [*worker_command(name=f"{name}-{uuid.uuid4().hex[:6]}@%h", python=PYTHON), "--without-heartbeat"],
@@ -49,7 +58,7 @@ def start_worker(name: str, env: dict[str, str] | None = None) -> ManagedProcess
 
 
 def queue_match(
-    bot_ids: list[uuid.UUID], *, seed: int = 7, config: dict | None = None, send: bool = True
+    bot_ids: list[uuid.UUID], *, seed: int = 7, config: dict[str, Any] | None = None, send: bool = True
 ) -> uuid.UUID:
     with session_scope() as session:
         match = create_match(
@@ -119,6 +128,15 @@ def participants_and_ratings(
     return participants, rows
 
 
+def finished_ranks(participants: Sequence[MatchParticipant]) -> list[int]:
+    """The ranks of a finished match's participants, in their order: every one has a rank."""
+    ranks: list[int] = []
+    for participant in participants:
+        assert participant.rank is not None, f"slot {participant.slot} has no rank"
+        ranks.append(participant.rank)
+    return ranks
+
+
 def assert_rated_exactly_once(match_id: uuid.UUID) -> list[MatchParticipant]:
     """Each of the two bots' ratings is exactly one update away from the default, the update this
     match made (the bots are registered fresh for the match, so it is their only one); returns the
@@ -135,6 +153,6 @@ def assert_rated_exactly_once(match_id: uuid.UUID) -> list[MatchParticipant]:
         assert participant.sigma_before == pytest.approx(default.sigma)
         assert rating.mu == pytest.approx(participant.mu_after)
         assert rating.sigma == pytest.approx(participant.sigma_after)
-    expected = ratings.rate([default, default], [p.rank for p in participants])
+    expected = ratings.rate([default, default], finished_ranks(participants))
     assert [p.mu_after for p in participants] == pytest.approx([s.mu for s in expected])
     return participants

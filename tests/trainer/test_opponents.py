@@ -9,7 +9,7 @@ import torch
 from services.trainer.opponents import blocker_commands, race_pods
 from shared.games.podracing import bots
 from shared.games.podracing.engine import PodCommand, Race
-from shared.games.podracing.game import PodracingGame
+from shared.games.podracing.game import PodracingGame, PodracingMatch
 from shared.games.podracing.torch_engine import TorchRaces
 
 
@@ -20,9 +20,10 @@ def _states(seeds: range, every: int) -> tuple[list[Race], list[dict[str, object
     observations: list[dict[str, object]] = []
     for seed in seeds:
         match = game.create_match(seed)
+        assert isinstance(match, PodracingMatch)
         while not match.finished:
             if match.race.turn % every == 0:
-                races.append(copy.deepcopy(match.race))  # type: ignore[attr-defined]
+                races.append(copy.deepcopy(match.race))
                 observations.append(match.observation(0))
             match.step([bots.runner(match.observation(0)), bots.blocker(match.observation(1))])
     return races, observations
@@ -35,7 +36,7 @@ def test_the_vectorised_runner_gives_the_built_in_runners_commands() -> None:
     target, thrust, boost, _ = race_pods(batch, slice(0, 2))
     same = total = 0
     for n, observation in enumerate(observations):
-        expected = bots.runner(observation)["pods"]  # type: ignore[arg-type]
+        expected = bots.runner(observation)["pods"]
         for k, command in enumerate(expected):
             total += 1
             wants_boost = command["thrust"] == "BOOST"
@@ -72,7 +73,7 @@ def test_the_vectorised_blocker_gives_the_built_in_blockers_commands() -> None:
     target, thrust, _, shield = blocker_commands(batch, 0)
     same = 0
     for n, observation in enumerate(observations):
-        command = bots.blocker(observation)["pods"][1]  # type: ignore[arg-type]
+        command = bots.blocker(observation)["pods"][1]
         got = (round(float(target[n, 1, 0])), round(float(target[n, 1, 1])))
         power: int | str = "SHIELD" if bool(shield[n, 1]) else int(thrust[n, 1])
         if got == (command["x"], command["y"]) and power == command["thrust"]:

@@ -29,7 +29,7 @@ def test_log_probabilities_and_entropy_are_the_categoricals() -> None:
     agent = _random_agent(0)
     obs = torch.randn(50, 2, OBS_DIM)
     action, logprob, entropy, value = agent.act(obs)
-    played = Categorical(logits=agent.actor(obs))  # type: ignore[no-untyped-call]
+    played = Categorical(logits=agent.actor(obs))
     assert torch.allclose(logprob, played.log_prob(action), atol=1e-5)  # type: ignore[no-untyped-call]
     assert torch.allclose(entropy, played.entropy(), atol=1e-5)  # type: ignore[no-untyped-call]
     assert value.shape == (50, 2)

@@ -1,9 +1,11 @@
 """A hosted battle bot: walk to the middle of the map and fire at the first enemy in sight."""
 
+from typing import Any
 
-def decide(observation):
+
+def decide(observation: dict[str, Any]) -> dict[str, Any]:
     middle = [observation["constants"]["width"] / 2, observation["constants"]["height"] / 2]
-    orders = {}
+    orders: dict[str, dict[str, Any]] = {}
     for unit in observation["units"]:
         me = unit["self"]
         if not me["alive"]:

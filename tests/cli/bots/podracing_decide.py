@@ -1,7 +1,9 @@
 """A hosted podracing bot: each pod aims at its next checkpoint, full thrust."""
 
+from typing import Any
 
-def decide(observation):
+
+def decide(observation: dict[str, Any]) -> dict[str, Any]:
     checkpoints = observation["checkpoints"]
     pods = []
     for pod in observation["pods"]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from shared.games.base import GameEvent
 from shared.games.battle.config import BattleConfig
 from shared.games.battle.game import BattleMatch
 from shared.games.battle.maps import BattleMap, grid_walls
@@ -13,7 +15,7 @@ W, H = 40.0, 26.0
 
 def scenario(
     units: list[list[tuple[float, float, float]]],
-    walls: list[tuple[float, float, float, float]] = (),  # type: ignore[assignment]
+    walls: Sequence[tuple[float, float, float, float]] = (),
     **config: Any,
 ) -> BattleMatch:
     """A match on an open 40 x 26 arena with extra `walls`; units[player] = [(x, y, heading), ...]."""
@@ -34,9 +36,9 @@ def scenario(
     return match
 
 
-def run_turns(match: BattleMatch, n: int, actions: list[Any] | None = None) -> list[Any]:
+def run_turns(match: BattleMatch, n: int, actions: list[Any] | None = None) -> list[GameEvent]:
     """Step `n` turns with the same actions each turn; returns all events."""
-    events = []
+    events: list[GameEvent] = []
     for _ in range(n):
         if match.finished:
             break

@@ -7,10 +7,11 @@ import math
 
 import pytest
 
+from shared.games.battle.game import BattleMatch
 from tests.games.battle.helpers import pos, scenario
 
 
-def _match():
+def _match() -> BattleMatch:
     return scenario([[(10.0, 13.0, 0.0), (10.0, 16.0, 0.0)], [(30.0, 13.0, math.pi)]])
 
 

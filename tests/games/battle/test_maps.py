@@ -6,10 +6,10 @@ from collections import deque
 
 import pytest
 
-from shared.games.battle.maps import CELL, build_map
+from shared.games.battle.maps import CELL, BattleMap, Grid, Segment, build_map
 
 
-def _connected(grid) -> bool:
+def _connected(grid: Grid) -> bool:
     """Independent flood fill over free cells (4-neighbourhood)."""
     rows, cols = len(grid), len(grid[0])
     free = {(r, c) for r in range(rows) for c in range(cols) if not grid[r][c]}
@@ -24,12 +24,12 @@ def _connected(grid) -> bool:
     return seen == free
 
 
-def _norm(seg):
+def _norm(seg: Segment) -> tuple[tuple[float, float], ...]:
     a, b = (seg[0], seg[1]), (seg[2], seg[3])
     return tuple(sorted((a, b)))
 
 
-def _check(bmap, num_players: int) -> None:
+def _check(bmap: BattleMap, num_players: int) -> None:
     grid = bmap.grid
     rows, cols = len(grid), len(grid[0])
     assert all(grid[r][c] == grid[r][cols - 1 - c] for r in range(rows) for c in range(cols))

@@ -11,6 +11,7 @@ import sys
 import pytest
 from pydantic import ValidationError
 
+from shared.games.base import JSON
 from shared.games.battle.bots import idle
 from shared.games.battle.game import BattleGame
 from shared.games.registry import get_game
@@ -63,7 +64,7 @@ def test_determinism_does_not_depend_on_hash_seeds() -> None:
     assert _digest_in_subprocess("1") == _digest_in_subprocess("2")
 
 
-def _noisy(obs: dict) -> object:
+def _noisy(obs: dict[str, JSON]) -> object:
     """A bot that sometimes answers garbage: its raw actions must be replayed and sanitised the same."""
     if obs["turn"] % 7 == 3:
         return {"units": {"p1u0": {"move": ["x", None]}}, "memory": "nope"}

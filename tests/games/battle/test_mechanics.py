@@ -6,10 +6,11 @@ import math
 
 import pytest
 
+from shared.games.base import JSON, GameEvent
 from tests.games.battle.helpers import pos, run_turns, scenario
 
 
-def _kinds(events: list, kind: str) -> list:
+def _kinds(events: list[GameEvent], kind: str) -> list[GameEvent]:
     return [e for e in events if e.kind == kind]
 
 
@@ -130,7 +131,7 @@ def test_units_cannot_walk_through_walls() -> None:
 
 def test_final_frame_shows_the_end_state() -> None:
     m = scenario([[(10.0, 13.0, 0.0)], [(16.0, 13.0, math.pi)]])
-    frames: list = []
+    frames: list[dict[str, JSON]] = []
     while not m.finished:
         frames.extend(m.step([{"units": {"p0u0": {"fire": [16.0, 13.0]}}}, None]).frames)
     assert frames[-1]["tick"] == m.world.tick

@@ -6,10 +6,11 @@ import math
 
 import pytest
 
+from shared.games.battle.game import BattleMatch
 from tests.games.battle.helpers import run_turns, scenario
 
 
-def _seen(match, player: int, unit: int = 0) -> list[str]:
+def _seen(match: BattleMatch, player: int, unit: int = 0) -> list[str]:
     return [v["id"] for v in match.observation(player)["units"][unit]["visible_units"]]
 
 

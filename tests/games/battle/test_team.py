@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import math
 
+from shared.games.battle.game import BattleMatch
 from tests.games.battle.helpers import scenario
 
 
-def _match():
+def _match() -> BattleMatch:
     # p0u1 faces away behind a wall: it cannot see p0u0, but the team channel still carries signals.
     return scenario(
         [[(10.0, 13.0, 0.0), (4.0, 13.0, math.pi)], [(16.0, 13.0, math.pi)]],

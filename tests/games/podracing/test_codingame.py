@@ -12,7 +12,7 @@ import pytest
 from shared.games.podracing import codingame
 from shared.games.podracing.bots import naive
 from shared.games.podracing.codingame import CodinGameProcess, init_lines, parse_output, turn_lines
-from shared.games.podracing.game import PodracingGame
+from shared.games.podracing.game import PodracingGame, PodracingMatch
 
 GAME = PodracingGame()
 
@@ -45,6 +45,7 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
 
 def test_text_lines_match_the_codingame_protocol() -> None:
     match = GAME.create_match(6, {})
+    assert isinstance(match, PodracingMatch)
     observation = match.observation(1)
     init = init_lines(observation)
     count = len(match.race.checkpoints)
@@ -79,6 +80,7 @@ def test_parse_output_is_tolerant() -> None:
 def test_unchanged_codingame_script_plays_a_match(tmp_path: Path) -> None:
     script = _write(tmp_path, "bot.py", CODINGAME_SCRIPT)
     match = GAME.create_match(6, {})
+    assert isinstance(match, PodracingMatch)
     with CodinGameProcess(script, python=sys.executable, timeout=5.0) as bot:
         for turn in range(15):
             action = bot.decide(match.observation(0))

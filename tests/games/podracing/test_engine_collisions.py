@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from shared.games.podracing.engine import PodCommand
+from shared.games.podracing.engine import PodCommand, RaceEvent
 from tests.games.podracing.helpers import idle, place, race
 
 
-def _kinds(events: list) -> list[tuple[str, int | None, int | None]]:
+def _kinds(events: list[RaceEvent]) -> list[tuple[str, int | None, int | None]]:
     return [(e.kind, e.pod, e.other) for e in events]
 
 

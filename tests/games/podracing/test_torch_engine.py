@@ -17,13 +17,8 @@ from shared.games.podracing.engine import (
     Race,
     RaceConfig,
 )
-from shared.games.podracing.torch_engine import (
-    MAX_CHECKPOINTS,
-    REASON_TIMEOUT,
-    TorchRaces,
-    Tracks,
-    generate_tracks,
-)
+from shared.games.podracing.torch_engine import REASON_TIMEOUT, TorchRaces
+from shared.games.podracing.torch_tracks import MAX_CHECKPOINTS, Tracks, generate_tracks
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

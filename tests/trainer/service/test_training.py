@@ -130,8 +130,8 @@ def test_a_run_trains_in_chunks_stops_and_resumes_from_its_last_checkpoint(
     assert progress[0].metrics["iteration"] == 1
     assert progress[0].metrics.keys() >= {"entropy", "policy_loss", "sps"}
     statuses = [e.status for e in training_events.of(run_id) if isinstance(e, TrainingStatus)]
-    expected = [JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.STOPPED, JobStatus.QUEUED, JobStatus.RUNNING]
-    assert all(s in statuses for s in expected), statuses
+    phases = [JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.STOPPED, JobStatus.QUEUED, JobStatus.RUNNING]
+    assert all(s in statuses for s in phases), statuses
     assert statuses[-1] == JobStatus.STOPPED
 
 
