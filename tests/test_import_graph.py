@@ -127,3 +127,15 @@ def test_no_service_imports_another_service() -> None:
 def test_no_import_circle_inside_a_service(service: str) -> None:
     found = cycles(service)
     assert not found, f"import circles in services/{service}:\n" + "\n".join(" -> ".join(c) for c in found)
+
+
+def test_no_test_module_imports_a_conftest() -> None:
+    """Conftests hold fixtures, which pytest finds by itself; helpers live in tests/support/, so a
+    test's imports say where a helper is, and a conftest can change without breaking its readers."""
+    found = [
+        str(found)
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        for found in imports(path)
+        if "conftest" in found.module.split(".")
+    ]
+    assert found == []

@@ -105,6 +105,7 @@ def _drawn_by(kinds: list[OpponentKind]) -> object:
     return draw
 
 
+@pytest.mark.slow
 def test_search_drives_its_races_and_wins_them_against_idle_pods() -> None:
     """Player 0 stands still in both races: player 1's pods race where the search drives them and
     stand where they idle, and the searched race ends as a loss against the search."""
@@ -136,6 +137,7 @@ def test_search_drives_its_races_and_wins_them_against_idle_pods() -> None:
     assert searched_end == (-1, int(OpponentKind.SEARCH))
 
 
+@pytest.mark.slow
 def test_a_trainer_with_search_races_counts_them_and_stops_its_workers() -> None:
     args = Args(
         num_envs=4,
