@@ -9,6 +9,7 @@ The command line is a front end: it may drive the services whose work it runs on
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,9 +42,15 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A file's syntax tree, parsed once for all the checks here."""
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
 def imports(path: Path) -> Iterator[Import]:
     """Every absolute import in the file, wherever it stands."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield Import(path, node.lineno, alias.name)

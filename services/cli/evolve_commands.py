@@ -26,7 +26,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from services.cli.errors import CliError
+from services.cli.errors import CliError, first_problem
 
 if TYPE_CHECKING:
     from shared.config import Settings
@@ -142,9 +142,8 @@ def _validated(game: str, config: dict[str, Any], *, local: bool) -> Any:
     try:
         model = EvolutionConfig.model_validate(config)
     except ValidationError as exc:
-        problem = exc.errors()[0]
-        where = ".".join(str(part) for part in problem["loc"])
-        raise CliError(f"invalid evolution setting {where}: {problem['msg']}") from None
+        where, message = first_problem(exc)
+        raise CliError(f"invalid evolution setting {where}: {message}") from None
     try:
         check_config(game, model)
     except EvolutionError as exc:

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from services.cli.errors import CliError
+from services.cli.errors import CliError, first_problem
 
 if TYPE_CHECKING:
     from services.trainer.evaluate import Evaluation, RaceOutcome
@@ -130,9 +130,8 @@ def _search_opponent(value: Any) -> dict[str, Any]:
     try:
         return SearchOpponentConfig.model_validate(value).model_dump()
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        raise CliError(f"--config: search_opponent{'.' + where if where else ''}: {error['msg']}") from None
+        where, message = first_problem(exc)
+        raise CliError(f"--config: search_opponent{'.' + where if where else ''}: {message}") from None
 
 
 def _resumed_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Trainer:

@@ -54,8 +54,7 @@ RUN_CHARTS: tuple[ChartSpec, ...] = (
         ),
         y_min=0.0,
         y_max=1.0,
-        note="share of the iteration's training races won against each built-in bot (search: only "
-        "in runs that race it)",
+        note="training races won, per iteration and built-in",
     ),
     ChartSpec("sps", "Steps per second", (Series("sps", "environment steps / s", BLUE),)),
     ChartSpec("policy_loss", "Policy loss", (Series("policy_loss", "policy loss", BLUE),)),
