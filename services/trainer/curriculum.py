@@ -43,9 +43,10 @@ OPPONENT_MIX: dict[Stage, dict[OpponentKind, float]] = {
 """Share of races against each kind of opponent, per stage: the built-ins play at least half of
 the races until their win targets hold (`runner` exit), and 40% after, so they stay measured."""
 
-SEARCH_STAGES = frozenset({Stage.SELF_PLAY, Stage.LEAGUE})
+SEARCH_STAGES = frozenset({Stage.IMITATE, Stage.SELF_PLAY, Stage.LEAGUE})
 """Where builtin:search drives the first `search_opponent.races` races (`draw_opponents`): once the
-scripted built-ins are beaten, the strongest built-in is the next goal."""
+scripted built-ins are beaten, the strongest built-in is the next goal; in the imitate stage, so
+that expert iteration labels the states of races against it too."""
 
 
 def _at_least(metrics: dict[str, Any], key: str, target: float) -> bool:

@@ -6,6 +6,12 @@ commands, `opponents.py`, mapped to the nearest action, `actions.nearest_actions
 policy (a checkpoint's actor: its argmax, when it has the same action set). All of it is batched
 on the training device, so labelling costs about one opponent's move per turn.
 
+`builtin:search` is the exception, and the expert of expert iteration: the search bot with the
+student's own current policy as its prior (the hybrid bot), in worker processes
+(`search_opponents.py`), so each label is the first move of a plan the search scores at least as
+high as the policy's own plan. The trainer hands it the student's weights every iteration
+(`SearchTeacher.follow`); a decision costs about `search_opponent.iterations` / 4 ms of a core.
+
 DAgger (Ross et al., 2011) in `ppo.Trainer`: the teacher drives the first round, the student from
 the second; every visited state is labelled by the teacher and kept in `LabelledStates`, and the
 student is trained on the aggregate by cross-entropy.
@@ -19,13 +25,18 @@ import torch
 
 from services.trainer.actions import nearest_actions
 from services.trainer.env import TrainingEnv, command_rotation
+from services.trainer.export import export_agent
 from services.trainer.opponents import Commands, blocker_commands, runner
 from services.trainer.policy import DeepSets, action_count, deterministic_action
+from services.trainer.search_opponents import SearchOpponents
 from shared.games.podracing.torch_engine import TorchRaces
 from shared.training.config import NetShapeConfig
 
-BUILTIN_TEACHERS = ("builtin:runner", "builtin:blocker")
-"""The built-ins that have a vectorised copy (`opponents.py`); others cannot label batches."""
+BATCHED_TEACHERS = ("builtin:runner", "builtin:blocker")
+"""The built-ins that have a vectorised copy (`opponents.py`), labelling on the device."""
+SEARCH_TEACHER = "builtin:search"
+BUILTIN_TEACHERS = (*BATCHED_TEACHERS, SEARCH_TEACHER)
+"""Every built-in teacher (shared.training.config.TEACHER_PATTERN; a test keeps them equal)."""
 
 
 class Teacher(Protocol):
@@ -40,9 +51,9 @@ class BuiltinTeacher:
     """A scripted built-in's commands, as the nearest action of the student's set."""
 
     def __init__(self, name: str) -> None:
-        if name not in BUILTIN_TEACHERS:
+        if name not in BATCHED_TEACHERS:
             raise ValueError(
-                f"no batched copy of {name}: the built-in teachers are {', '.join(BUILTIN_TEACHERS)}"
+                f"no batched copy of {name}: the batched built-in teachers are {', '.join(BATCHED_TEACHERS)}"
             )
         self.name = name
         self._commands = runner if name == "builtin:runner" else blocker_commands
@@ -51,11 +62,49 @@ class BuiltinTeacher:
         return self._commands(races, 0)
 
     def labels(self, env: TrainingEnv) -> torch.Tensor:
-        target, thrust, boost, shield = self.commands(env.races)
-        view = env.view
-        rotation = command_rotation(view, 0, target.to(view.x.dtype))
-        share = thrust.to(view.x.dtype) / float(env.config.max_thrust)
-        return nearest_actions(env.table, rotation, share, shield, boost)
+        return nearest_labels(env, self.commands(env.races))
+
+
+def nearest_labels(env: TrainingEnv, commands: Commands) -> torch.Tensor:
+    """[B, 2] player 0's commands in every race as the nearest actions of the student's set."""
+    target, thrust, boost, shield = commands
+    view = env.view
+    rotation = command_rotation(view, 0, target.to(view.x.dtype))
+    share = thrust.to(view.x.dtype) / float(env.config.max_thrust)
+    return nearest_actions(env.table, rotation, share, shield, boost)
+
+
+class SearchTeacher:
+    """The search bot seeded with the student's policy (expert iteration's expert), deciding for
+    player 0 in every race in `workers` processes; `follow` gives it the student's current weights."""
+
+    name = SEARCH_TEACHER
+
+    def __init__(
+        self, *, workers: int, iterations: int, seed: int, shape: NetShapeConfig, action_set: str
+    ) -> None:
+        self.shape = shape
+        self.action_set = action_set
+        self.searchers = SearchOpponents(workers=workers, iterations=iterations, seed=seed, player=0)
+
+    def follow(self, actor: DeepSets) -> None:
+        """Use `actor` (the student now) as the search's prior from the next labels on."""
+        source = export_agent(
+            actor,
+            self.shape,
+            source="the student in expert iteration",
+            action_set=self.action_set,
+            hybrid=True,
+        )
+        self.searchers.use_prior(source)
+
+    def labels(self, env: TrainingEnv) -> torch.Tensor:
+        rows = torch.arange(env.num_envs, device=env.races.device)
+        self.searchers.request(env.races, rows)
+        return nearest_labels(env, self.searchers.commands(env.races))
+
+    def close(self) -> None:
+        self.searchers.close()
 
 
 class PolicyTeacher:

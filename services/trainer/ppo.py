@@ -30,7 +30,14 @@ from torch import nn
 from services.trainer.curriculum import Stage, draw_opponents, next_stage
 from services.trainer.env import PolicyFn, StepResult, TrainingEnv
 from services.trainer.features import OBS_DIM
-from services.trainer.imitation import BuiltinTeacher, LabelledStates, PolicyTeacher, Teacher
+from services.trainer.imitation import (
+    SEARCH_TEACHER,
+    BuiltinTeacher,
+    LabelledStates,
+    PolicyTeacher,
+    SearchTeacher,
+    Teacher,
+)
 from services.trainer.league import League, LeagueEntry
 from services.trainer.opponents import OpponentKind
 from services.trainer.policy import Agent, DeepSets, action_count, entropy, sample_action
@@ -222,7 +229,17 @@ class Trainer:
         """Training wall time over all chunks and resumes."""
 
     def _load_teacher(self, spec: str) -> Teacher:
-        """A built-in, or a checkpoint's policy (same action set)."""
+        """A built-in, the search seeded with the student (expert iteration), or a checkpoint's
+        policy (same action set)."""
+        if spec == SEARCH_TEACHER:
+            searching = self.args.search_opponent
+            return SearchTeacher(
+                workers=min(searching.workers, os.cpu_count() or 1),
+                iterations=searching.iterations,
+                seed=self.args.seed,
+                shape=self.args.shape,
+                action_set=self.args.action_set,
+            )
         if spec.startswith("builtin:"):
             return BuiltinTeacher(spec)
         state = load_checkpoint(Path(spec))
@@ -285,9 +302,11 @@ class Trainer:
         )
 
     def close(self) -> None:
-        """Stop what the run started besides torch: the search opponents' worker processes."""
+        """Stop what the run started besides torch: the search opponents' and teacher's processes."""
         if self.search is not None:
             self.search.close()
+        if isinstance(self.teacher, SearchTeacher):
+            self.teacher.close()
 
     def _actor_fn(self, weights: dict[str, torch.Tensor]) -> PolicyFn:
         actor = DeepSets(action_count(self.args.action_set), self.args.shape).to(self.device)
@@ -302,7 +321,10 @@ class Trainer:
 
     def teacher_weight(self) -> float:
         """Weight of the cross-entropy to the teacher in PPO: imitation_coef after the imitate
-        stage, decaying linearly to 0 over imitation_decay_steps."""
+        stage, decaying linearly to 0 over imitation_decay_steps; for the search teacher, none:
+        labelling every PPO state would cost a search decision per race and turn."""
+        if isinstance(self.teacher, SearchTeacher):
+            return 0.0
         if self.teacher is None or self.imitation_end_step is None or self.stage == Stage.IMITATE:
             return 0.0
         since = self.global_step - self.imitation_end_step
@@ -370,6 +392,8 @@ class Trainer:
         dones = torch.zeros(T, B, device=device)
         values = torch.zeros(T, B, P, device=device)
         tally = _Tally(device)
+        if label and isinstance(self.teacher, SearchTeacher):
+            self.teacher.follow(agent.actor)  # expert iteration: the search improves on the student now
 
         def learner(features: torch.Tensor) -> torch.Tensor:
             return agent.sample(features)

@@ -10,6 +10,9 @@ row always goes to the same worker, whose search bot for that row keeps its plan
 Each worker scores a fixed number of plans per decision, so a run is reproducible and the opponent
 is the same on every machine; the price is paid in wall time when the searches take longer than the
 learner's turn (docs/trainer.md, "Search in the mix", measures it).
+
+With a prior (`use_prior`: the trainer's current policy, exported as a hybrid bot) the same workers
+are the search teacher of expert iteration (`imitation.SearchTeacher`), deciding for player 0.
 """
 
 from __future__ import annotations
@@ -124,6 +127,24 @@ class SearchOpponents:
                 self._pipe(process.stdin).write(json.dumps(pairs, separators=(",", ":")) + "\n")
                 self._pipe(process.stdin).flush()
         self._asked = asked
+
+    def use_prior(self, source: str) -> None:
+        """Give every worker's search a prior from now on: `source` is a hybrid bot exported by the
+        trainer (the policy inside the search). Call it between turns (no request pending)."""
+        if self._asked is not None:
+            raise SearchWorkerError("a prior cannot change while a request is pending")
+        line = json.dumps({"prior": source}, separators=(",", ":")) + "\n"
+        for process in self._processes:
+            self._pipe(process.stdin).write(line)
+            self._pipe(process.stdin).flush()
+        for process in self._processes:
+            answer = self._pipe(process.stdout).readline()
+            if not answer:
+                raise SearchWorkerError(
+                    f"a search worker ended on its prior (exit status {process.poll()}); see its stderr"
+                )
+            if json.loads(answer) != {"ok": True}:
+                raise SearchWorkerError(f"a search worker refused its prior: {answer.strip()[:200]}")
 
     def commands(self, races: TorchRaces) -> Commands:
         """The requested races' commands for the player's pods, as [B, ...] tensors (rows not

@@ -1,10 +1,14 @@
-"""A worker process of the search opponents (`search_opponents.py`): `builtin:search` deciding for
+"""A worker process of the search in training (`search_opponents.py`): `builtin:search` deciding for
 the training races it is given, one search bot per race so that each keeps its own plan from turn
-to turn.
+to turn. It drives the search opponents, and, given a prior, labels states as the search teacher
+of expert iteration (`imitation.SearchTeacher`).
 
 It speaks JSON lines on stdin and stdout: a request is a list of [race row, observation] pairs,
-the answer the list of their actions in the same order; end of input ends the process. It imports
-only the stdlib search bot, so it starts in a fraction of a second and holds no torch state.
+the answer the list of their actions in the same order; end of input ends the process. A request
+that is an object, {"prior": source}, gives the search a prior from then on: `source` is a hybrid
+bot exported by the trainer (`export.export_agent(hybrid=True)`: the policy inside the search), and
+the races' bots restart as that bot; the answer is {"ok": true}. It imports only the standard
+library and the search bot, so it starts in a fraction of a second and holds no torch state.
 
     python -m services.trainer.search_worker --seed 1 --iterations 60
 """
@@ -14,26 +18,41 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
-from shared.games.podracing.search import SearchBot, make_search_bot
+from services.trainer.bot_module import load_bot_module
+from shared.games.podracing.search import make_search_bot
 
 ROW_SEED_STRIDE = 1_000_003
 """Race row r's search bot is seeded seed * stride + r: one stream per race, the same on every run."""
+PRIOR_MODULE = "arena_search_prior"
+
+Bot = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 class RaceSearchers:
-    """One seeded, iteration-capped search bot per race row, made when the row first asks."""
+    """One seeded, iteration-capped search bot per race row, made when the row first asks; with a
+    prior, each is the hybrid bot of the prior's source."""
 
     def __init__(self, seed: int, iterations: int) -> None:
         self.seed = seed
         self.iterations = iterations
-        self._bots: dict[int, SearchBot] = {}
+        self._bots: dict[int, Bot] = {}
+        self._make: Callable[[int, int], Bot] = lambda seed, iterations: make_search_bot(
+            seed=seed, max_iterations=iterations
+        )
+
+    def use_prior(self, source: str) -> None:
+        """From now on every race's bot is `source`'s HybridBot (the races' plans start afresh)."""
+        hybrid = load_bot_module(source, PRIOR_MODULE).HybridBot
+        self._make = lambda seed, iterations: hybrid(seed=seed, max_iterations=iterations)
+        self._bots.clear()
 
     def decide(self, row: int, observation: dict[str, Any]) -> dict[str, Any]:
         bot = self._bots.get(row)
         if bot is None:
-            bot = make_search_bot(seed=self.seed * ROW_SEED_STRIDE + row, max_iterations=self.iterations)
+            bot = self._make(self.seed * ROW_SEED_STRIDE + row, self.iterations)
             self._bots[row] = bot
         return bot(observation)
 
@@ -41,9 +60,13 @@ class RaceSearchers:
 def serve(searchers: RaceSearchers, requests: TextIO, answers: TextIO) -> None:
     """Answer each request line with a line of actions until the input ends."""
     for line in requests:
-        pairs = json.loads(line)
-        actions = [searchers.decide(int(row), observation) for row, observation in pairs]
-        answers.write(json.dumps(actions, separators=(",", ":")) + "\n")
+        request = json.loads(line)
+        if isinstance(request, dict):
+            searchers.use_prior(str(request["prior"]))
+            answer: Any = {"ok": True}
+        else:
+            answer = [searchers.decide(int(row), observation) for row, observation in request]
+        answers.write(json.dumps(answer, separators=(",", ":")) + "\n")
         answers.flush()
 
 

@@ -16,11 +16,10 @@ The policy drives player 0 (orange in the viewer), the built-in opponent player 
 from __future__ import annotations
 
 import json
-import sys
-import types
 from collections.abc import Sequence
 from typing import Any
 
+from services.trainer.bot_module import load_bot_module
 from shared.games.base import JSON, Decide, Match
 from shared.games.registry import get_game
 from shared.games.replay import ReplayRecorder
@@ -37,24 +36,11 @@ class ShowcaseError(ValueError):
 
 
 def load_decide(bot_source: str) -> Decide:
-    """Run `bot_source` in a fresh module and return its `decide` function.
-
-    The module is in sys.modules while its code runs, as an imported module is (and as the
-    sandbox's runner loads a hosted bot): `dataclasses` looks its class's module up there."""
-    module = types.ModuleType(MODULE_NAME)
-    module.__file__ = f"<{MODULE_NAME}>"
-    previous = sys.modules.get(MODULE_NAME)
-    sys.modules[MODULE_NAME] = module
+    """Run `bot_source` in a fresh module (`bot_module.load_bot_module`) and return its `decide`."""
     try:
-        code = compile(bot_source, module.__file__, "exec")
-        exec(code, module.__dict__)  # our own exported code (module docstring)
+        module = load_bot_module(bot_source, MODULE_NAME)
     except Exception as exc:
         raise ShowcaseError(f"the bot source does not run: {type(exc).__name__}: {exc}") from exc
-    finally:
-        if previous is None:
-            del sys.modules[MODULE_NAME]
-        else:
-            sys.modules[MODULE_NAME] = previous
     decide = module.__dict__.get("decide")
     if not callable(decide):
         raise ShowcaseError("the bot source defines no decide(observation) function")

@@ -25,9 +25,10 @@ MAX_SECONDS = 10**8
 """Above three years: a budget beyond it is a typo."""
 ACTION_SET_PATTERN = r"^(r5t3|r5t3s3|r7t5|r3t2)$"
 """services.trainer.actions.ACTION_SETS (a test keeps them equal)."""
-TEACHER_PATTERN = r"^builtin:(runner|blocker)$"
-"""The built-ins with a batched copy (services.trainer.imitation.BUILTIN_TEACHERS). A run created
-through the API cannot name a file on the worker; `arena train --imitate` can."""
+TEACHER_PATTERN = r"^builtin:(runner|blocker|search)$"
+"""The built-in teachers (services.trainer.imitation.BUILTIN_TEACHERS; builtin:search is the search
+seeded with the student's own policy: expert iteration). A run created through the API cannot name
+a file on the worker; `arena train --imitate` can."""
 MAX_ROLLOUT_STEPS = 2**22
 """num_envs x num_steps: a rollout of 4M steps already takes gigabytes (on the GPU when there is one)."""
 
@@ -109,11 +110,12 @@ class CurriculumConfig(_Config):
 
 class SearchOpponentConfig(_Config):
     """`builtin:search` as a training opponent (services/trainer/search_opponents.py): it drives
-    player 1 in the first `races` races of the self_play and league stages, deciding in worker
-    processes while the learner computes its own turn (docs/trainer.md, "Search in the mix")."""
+    player 1 in the first `races` races of the imitate, self_play and league stages, deciding in
+    worker processes while the learner computes its own turn (docs/trainer.md, "Search in the mix").
+    Its `iterations` and `workers` also set the search teacher's (teacher builtin:search)."""
 
     races: Annotated[int, Field(ge=0, le=4096)] = 0
-    """Races (of num_envs) against builtin:search in the self_play and league stages; 0: none.
+    """Races (of num_envs) against builtin:search in the imitate, self_play and league stages; 0: none.
     Each costs one search decision a turn, about 1 ms per 8 plans on one CPU core."""
     iterations: Annotated[int, Field(ge=1, le=1000)] = 60
     """Plans the search scores per decision (an iteration cap, not a clock: reproducible, and the
@@ -190,8 +192,9 @@ class TrainingConfig(_Config):
     action_set: Annotated[str, Field(pattern=ACTION_SET_PATTERN)] = "r5t3"
     """The discrete actions per pod (services.trainer.actions.ACTION_SETS)."""
     teacher: Annotated[str | None, Field(pattern=TEACHER_PATTERN)] = None
-    """Who the imitate stage copies: builtin:runner or builtin:blocker (the command line also takes
-    a checkpoint file); null: no imitation."""
+    """Who the imitate stage copies: builtin:runner or builtin:blocker, or builtin:search seeded with
+    the student's own policy (expert iteration, with search_opponent's iterations and workers; the
+    command line also takes a checkpoint file); null: no imitation."""
     imitation_buffer: Annotated[int, Field(ge=1, le=50_000_000)] = 2_000_000
     """Labelled pod-states DAgger keeps (the oldest leave first)."""
     imitation_lr: Annotated[float, Field(gt=0, le=1)] = 3e-3

@@ -1,6 +1,6 @@
 """builtin:search as a training opponent: the observations it is given are the game's, its worker
-processes answer what the search bot answers in-process, and in the self_play and league stages it
-really drives its races to the end."""
+processes answer what the search bot answers in-process, and in the imitate, self_play and league
+stages it really drives its races to the end."""
 
 from __future__ import annotations
 
@@ -89,12 +89,13 @@ def test_worker_processes_play_the_requested_races_commands() -> None:
                 assert float(thrust[row, k]) == pod["thrust"]
 
 
-def test_search_takes_the_first_races_in_the_self_play_and_league_stages_only() -> None:
+def test_search_takes_the_first_races_in_the_imitate_self_play_and_league_stages_only() -> None:
     generator = torch.Generator().manual_seed(1)
     for stage in Stage:
         kinds, _ = draw_opponents(stage, 64, 2, generator, torch.device("cpu"), search_races=5)
         searched = (kinds == OpponentKind.SEARCH).nonzero().squeeze(1).tolist()
-        assert searched == (list(range(5)) if stage in (Stage.SELF_PLAY, Stage.LEAGUE) else [])
+        wanted = stage in (Stage.IMITATE, Stage.SELF_PLAY, Stage.LEAGUE)
+        assert searched == (list(range(5)) if wanted else [])
 
 
 def _drawn_by(kinds: list[OpponentKind]) -> object:
