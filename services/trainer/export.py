@@ -34,6 +34,7 @@ import torch
 from torch import nn
 
 from services.trainer.actions import ACTION_SETS, DEFAULT_ACTION_SET
+from services.trainer.checkpoint_format import args_from_dict, load_checkpoint
 from services.trainer.features import ENTITY_DIM, SELF_DIM
 from services.trainer.policy import Agent, DeepSets, action_count
 from shared.games.podracing import search
@@ -225,8 +226,6 @@ def export_checkpoint(
 ) -> str:
     """The bot's source for a training checkpoint file (FileNotFoundError, or ValueError if it is
     not a checkpoint, ExportError if its policy cannot be exported); `hybrid` as in `export_agent`."""
-    from services.trainer.ppo import args_from_dict, load_checkpoint
-
     state = load_checkpoint(path)
     try:
         args = args_from_dict(dict(state["args"]))

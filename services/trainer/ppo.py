@@ -17,16 +17,18 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import torch
-from pydantic import BaseModel
 from torch import nn
 
+from services.trainer.checkpoint_format import CHECKPOINT_FORMAT as CHECKPOINT_FORMAT
+from services.trainer.checkpoint_format import args_from_dict as args_from_dict
+from services.trainer.checkpoint_format import args_to_dict as args_to_dict
+from services.trainer.checkpoint_format import load_checkpoint as load_checkpoint
 from services.trainer.curriculum import Stage, draw_opponents, next_stage
 from services.trainer.env import PolicyFn, StepResult, TrainingEnv
 from services.trainer.features import OBS_DIM
@@ -54,8 +56,6 @@ Args = TrainingConfig
 requests with the same model (shared/training/config.py). `MUTABLE_FIELDS` may change while a run
 trains, `RESUME_FIELDS` too when it resumes."""
 
-CHECKPOINT_FORMAT = 2
-"""2: categorical action head (1, the Gaussian head, cannot be loaded into it)."""
 ADAM_EPS = 1e-5
 """Adam's epsilon, as in OpenAI baselines' PPO and CleanRL's (PyTorch's default is 1e-8)."""
 GENERATOR_SEED_OFFSET = 7
@@ -90,39 +90,6 @@ def resolve_device(name: str) -> torch.device:
     elif device.type != "cpu":
         raise DeviceUnavailable(f"device {name!r} is not supported: use auto, cpu, cuda or cuda:N")
     return device
-
-
-def args_to_dict(args: Args) -> dict[str, Any]:
-    """Every field as JSON values: what a checkpoint keeps and the run's row shows."""
-    return args.model_dump(mode="json")
-
-
-def args_from_dict(data: Mapping[str, Any]) -> Args:
-    """Args from a dict (a checkpoint's, a run's stored config, the command line's); missing keys
-    take their defaults, an unknown one is a TypeError.
-
-    Only names and nesting are checked, not the bounds: they are what the API lets a request ask of
-    the service's workers, while a run trained here may race more (131,072 races on one GPU,
-    docs/trainer.md) and imitate a checkpoint file."""
-    return _built(Args, data)
-
-
-ModelT = TypeVar("ModelT", bound=BaseModel)
-
-
-def _built(model: type[ModelT], data: Mapping[str, Any]) -> ModelT:
-    """`model` from `data` without validation, its nested models and enums built from their values."""
-    unknown = sorted(set(data) - set(model.model_fields))
-    if unknown:
-        raise TypeError(f"{model.__name__} has no field {', '.join(unknown)}")
-    values = dict(data)
-    for name, value in data.items():
-        kind = model.model_fields[name].annotation
-        if isinstance(kind, type) and issubclass(kind, BaseModel) and isinstance(value, Mapping):
-            values[name] = _built(kind, value)
-        elif isinstance(kind, type) and issubclass(kind, Enum):
-            values[name] = kind(value)
-    return model.model_construct(**values)
 
 
 def compute_gae(
@@ -712,19 +679,6 @@ class Trainer:
         if imitate is not None and trainer.stage != Stage.IMITATE:
             trainer._switch(Stage.IMITATE, f"imitating {imitate}")
         return trainer
-
-
-def load_checkpoint(path: Path) -> dict[str, Any]:
-    """A checkpoint's contents (tensors on the CPU); raises ValueError for anything else."""
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise
-    except Exception as exc:
-        raise ValueError(f"{path} is not a training checkpoint: {exc}") from exc
-    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path} is not a training checkpoint (format {CHECKPOINT_FORMAT})")
-    return state
 
 
 class _Tally:
