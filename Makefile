@@ -40,12 +40,20 @@ demo: install ## run the platform: embedded or configured Postgres/Redis, gatewa
 	$(PY) -m scripts.demo $(DEMO_ARGS)
 
 FAST_TESTS := not e2e and not browser and not slow and not gpu
+# The tests run on TEST_WORKERS processes (pytest-xdist; each has its own database, Redis database
+# and data folder, and takes whole modules: CONTRIBUTING.md); TEST_WORKERS=0, or PYTEST_ARGS="-n 0",
+# runs them one after the other in one process. Bytecode is cached under .pytest_cache/pycache even
+# where PYTHONDONTWRITEBYTECODE is set: every worker and every process a test starts would compile
+# the tree again otherwise.
+TEST_WORKERS ?= 3
+PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/.pytest_cache/pycache \
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
-test: install ## the whole test suite against real PostgreSQL, Redis, processes and sandboxes (CI runs this)
-	$(PY) -m pytest --durations=25 $(PYTEST_ARGS)
+test: install ## the whole test suite against real PostgreSQL, Redis, processes and sandboxes, on 3 processes (CI runs this)
+	$(PYTEST) --durations=25 $(PYTEST_ARGS)
 
-test-fast: install ## the suite without the e2e, browser, slow and gpu tests (markers in pyproject.toml)
-	$(PY) -m pytest -m "$(FAST_TESTS)" $(PYTEST_ARGS)
+test-fast: install ## the suite without the e2e, browser, slow and gpu tests (markers in pyproject.toml), on 3 processes
+	$(PYTEST) -m "$(FAST_TESTS)" $(PYTEST_ARGS)
 
 check: lint typecheck ## everything CI checks besides the tests: ruff (lint and format) and mypy
 

@@ -13,6 +13,7 @@ any call to the system resolver for a name that is not an IP literal fails the t
 
 from __future__ import annotations
 
+import gc
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -233,3 +234,26 @@ def bot_factory() -> Iterator[Callable[..., RunningBot]]:
     yield _start
     for bot in started:
         bot.process.stop()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:  # noqa: ARG001 (pytest calls hooks by keyword)
+    """What collection imported and built (torch, the app, every test module) lives as long as this
+    process: `gc.freeze()` moves it out of the cyclic collector's view, so that the collections
+    during the tests, and the several pytest runs at its end, walk only what the tests make."""
+    gc.freeze()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """Under `--dist loadgroup`, xdist sends the tests of an `xdist_group` to one worker and every
+    other test anywhere; here a module's tests go to one worker too, one after the other (a module
+    fixture then starts once, not once per worker that runs one of its tests)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+    class ByGroupOrModule(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid.rsplit("@", 1)[-1] if "@" in nodeid else nodeid.split("::", 1)[0]
+
+    return ByGroupOrModule(config, log)

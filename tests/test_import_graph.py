@@ -9,7 +9,9 @@ The command line is a front end: it may drive the services whose work it runs on
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
+import gc
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,9 @@ FRONT_END = "cli"
 DRIVEN_BY_FRONT_END = ("services.trainer.", "services.evolver.", "services.gateway.web.standalone.")
 """What of the services the command line runs itself: the trainer, the evolver, and the gateway's
 standalone replay viewer (not the rest of the gateway)."""
+# On one pytest-xdist worker, so that each file is parsed once (`parsed`) for all the checks.
+pytestmark = pytest.mark.xdist_group("import-graph")
+
 KNOWN_CIRCLES: dict[str, str] = {}
 """Circles tolerated for now, by service, with the reason (none today)."""
 
@@ -42,21 +47,59 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off meanwhile: a syntax tree is many thousands of objects made at
+    once, and in a test process with a large heap, collections among them as they are made cost
+    several times the parsing itself."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+"""The fields that hold statements (an except clause's or a match case's own `body` included): an
+import is a statement, so the search for imports need not walk into any expression."""
+
+
 @functools.cache
-def parsed(path: Path) -> ast.Module:
-    """A file's syntax tree, parsed once for all the checks here."""
-    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+def import_statements(path: Path) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """A file's import statements, wherever they stand (in functions, classes, if TYPE_CHECKING: ...),
+    in the order of their lines, parsed once for all the checks here. Only these are kept, not the
+    whole syntax trees, which would make every later collection in this process (pytest runs
+    several at its end) walk millions of objects."""
+    with collector_paused():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        found: list[ast.Import | ast.ImportFrom] = []
+        todo: list[ast.AST] = list(tree.body)
+        while todo:
+            node = todo.pop()
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found.append(node)
+            for field in STATEMENT_LISTS:
+                todo.extend(getattr(node, field, ()))
+        return tuple(sorted(found, key=lambda node: (node.lineno, node.col_offset)))
 
 
-def imports(path: Path) -> Iterator[Import]:
-    """Every absolute import in the file, wherever it stands."""
-    for node in ast.walk(parsed(path)):
+def imports(path: Path, *, package: str | None = None) -> Iterator[Import]:
+    """Every absolute import in the file, wherever it stands; given the file's `package`, relative
+    ones too, made absolute (`from . import x` in package tests.a: tests.a.x)."""
+    for node in import_statements(path):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield Import(path, node.lineno, alias.name)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             for alias in node.names:
                 yield Import(path, node.lineno, f"{node.module}.{alias.name}")
+        elif isinstance(node, ast.ImportFrom) and node.level > 0 and package is not None:
+            parts = package.split(".")
+            base = parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else [])
+            for alias in node.names:
+                yield Import(path, node.lineno, ".".join([*base, alias.name]))
 
 
 def service_of(module: str) -> str | None:
@@ -146,3 +189,24 @@ def test_no_test_module_imports_a_conftest() -> None:
         if "conftest" in found.module.split(".")
     ]
     assert found == []
+
+
+def imports_of_other_test_modules(root: Path) -> list[Import]:
+    """Imports, in the files under tests/, of any module of tests/ outside tests/support/."""
+    return [
+        found
+        for path in sorted((root / "tests").rglob("*.py"))
+        for found in imports(path, package=".".join(path.relative_to(root).parent.parts))
+        if found.module.split(".")[0] == "tests" and found.module.split(".")[:2] != ["tests", "support"]
+    ]
+
+
+def test_test_modules_import_helpers_from_tests_support_only() -> None:
+    """What several test modules share lives in tests/support/, by domain, and fixtures in conftest.py
+    files: a test module imports no other test module (nor a helper module beside the tests), so a
+    test module can change, move or go without breaking another, and a shared helper is found in
+    one place."""
+    found = imports_of_other_test_modules(ROOT)
+    assert not found, "move what is shared to tests/support/ (fixtures to a conftest.py):\n" + "\n".join(
+        map(str, found)
+    )

@@ -28,7 +28,7 @@ TASK_MODULES = sorted(
     ".".join(path.relative_to(ROOT).with_suffix("").parts) for path in (ROOT / "services").glob("*/tasks.py")
 )
 """Every service's task module, present and future (services/<service>/tasks.py)."""
-TEST_TASK_MODULES = ["tests.jobs.sample_service"]
+TEST_TASK_MODULES = ["tests.support.sample_jobs"]
 
 pytestmark = pytest.mark.filterwarnings(
     # Celery 5 warns that the task-level `queue` will stop routing `.delay()` in 6.0 (pyproject pins

@@ -1,5 +1,5 @@
 """The httptools bot client against the httpx one it replaced, answer by answer: every answer in the
-hostile corpus (tests/botclient/hostile_server.py) gets the same outcome from both (ok, error,
+hostile corpus (tests/support/hostile_server.py) gets the same outcome from both (ok, error,
 timed out, action; the parser's own wording aside), over TCP, a Unix socket and TLS, with the same
 number of connections opened, and the requests are the same bytes. All traffic stays on loopback."""
 
@@ -24,7 +24,7 @@ from shared.botclient import BotEndpointError, HttpBotConnection, PinnedTranspor
 from shared.botclient.http1 import Http1Transport, TcpDialer, UnixDialer
 from shared.botclient.httpx_client import SocketTransport
 from shared.protocol.signing import generate_secret
-from tests.botclient.hostile_server import CAP, CASES, TIMEOUT_MS, HostileServer, hostile_server
+from tests.support.hostile_server import CAP, CASES, TIMEOUT_MS, HostileServer, hostile_server
 
 SECRET = generate_secret()
 TURNS = 2

@@ -16,7 +16,7 @@ from shared.botclient.http1 import Http1Transport, TcpDialer
 from shared.botclient.ssrf import IPAddress
 from shared.config import Settings
 from shared.protocol.signing import generate_secret
-from tests.botclient.hostile_server import CAP, hostile_server
+from tests.support.hostile_server import CAP, hostile_server
 
 SECRET = generate_secret()
 

@@ -15,8 +15,8 @@ from shared.botclient import HttpBotConnection
 from shared.botclient.httpx_client import HttpxTransport
 from shared.config import Settings
 from shared.protocol.signing import generate_secret
-from tests.botclient import hostile_server as scripted
-from tests.botclient.hostile_server import hostile_server
+from tests.support import hostile_server as scripted
+from tests.support.hostile_server import hostile_server
 
 SECRET = generate_secret()
 ID = re.compile(rb"\r\nwebhook-id: ([^\r]*)\r\n")

@@ -20,7 +20,7 @@ from shared.db.models import Bot, BotVersion
 from shared.db.session import session_scope
 from shared.queue import celery_app
 from shared.states import BotOrigin, HostedContract
-from tests.bots import worker_tasks
+from tests.support import bot_tasks
 from tests.support.accounts import Account, unique
 from tests.support.environment import TEST_REDIS_URL
 from tests.support.gateway import DECIDE_SOURCE
@@ -38,8 +38,8 @@ WHEN = {"id", "name", "created_at", "updated_at"}
 def bots_worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     """A worker for the test tasks only, with the runner's worker flags (see
     services.match_runner.commands): one process, no gossip, mingle or heartbeat."""
-    command = [PYTHON, "-m", "celery", "-A", "tests.bots.worker_tasks", "worker"]
-    command += ["-Q", worker_tasks.QUEUE, "-c", "1", "--loglevel", "INFO"]
+    command = [PYTHON, "-m", "celery", "-A", "tests.support.bot_tasks", "worker"]
+    command += ["-Q", bot_tasks.QUEUE, "-c", "1", "--loglevel", "INFO"]
     command += ["-n", f"bots-{uuid.uuid4().hex[:6]}@%h", "--without-gossip", "--without-mingle"]
     command += ["--without-heartbeat"]
     process = ManagedProcess(command, "bots-worker")
@@ -58,14 +58,14 @@ def carol(make_user: Callable[..., Account]) -> Account:
 def _send(task: str, **kwargs: Any) -> str:
     """Send a test task by name; the key under which the worker will record its outcome."""
     key = f"arena-test-bots:{uuid.uuid4().hex}"
-    celery_app.send_task(task, kwargs={"report_key": key, **kwargs}, queue=worker_tasks.QUEUE)
+    celery_app.send_task(task, kwargs={"report_key": key, **kwargs}, queue=bot_tasks.QUEUE)
     return key
 
 
 def _send_register_hosted(owner: Account, name: str, source: str, origin: BotOrigin, **extra: Any) -> str:
     """The registration task for a podracing bot with the decide contract, as the API's default."""
     return _send(
-        worker_tasks.TASK_REGISTER_HOSTED,
+        bot_tasks.TASK_REGISTER_HOSTED,
         owner_id=owner.id,
         name=name,
         game="podracing",
@@ -157,7 +157,7 @@ def test_a_worker_registers_a_hosted_bot_and_a_version_as_the_api_does(
     assert first["source_sha256"] == hashlib.sha256(DECIDE_SOURCE.encode()).hexdigest()
 
     notes = {"parent": "v1", "run": "worker-test"}
-    key = _send(worker_tasks.TASK_ADD_VERSION, bot_id=str(worker_id), source=SECOND_SOURCE, notes=notes)
+    key = _send(bot_tasks.TASK_ADD_VERSION, bot_id=str(worker_id), source=SECOND_SOURCE, notes=notes)
     uploaded = client.post(
         f"/api/v1/bots/{api_id}/versions",
         json={"source": SECOND_SOURCE, "notes": notes},
@@ -203,7 +203,7 @@ def test_a_worker_gets_the_same_refusal_for_bad_code_as_the_api(
         json={"name": unique("base"), "game": "podracing", "source": DECIDE_SOURCE},
         headers=carol.headers,
     ).json()
-    key = _send(worker_tasks.TASK_ADD_VERSION, bot_id=hosted["id"], source=REFUSED_SOURCE)
+    key = _send(bot_tasks.TASK_ADD_VERSION, bot_id=hosted["id"], source=REFUSED_SOURCE)
     outcome = _wait(lambda: _outcome(key), bots_worker, "the version task's outcome")
     upload = client.post(
         f"/api/v1/bots/{hosted['id']}/versions", json={"source": REFUSED_SOURCE}, headers=carol.headers

@@ -23,13 +23,13 @@ from typing import Any
 
 import httpx
 import pytest
-import yaml  # type: ignore[import-untyped]
+import yaml
 
 from shared.ports import free_port
-from tests.e2e.system_deps import docker_compose
 from tests.support.databases import create_database, drop_database
 from tests.support.environment import ROOT
 from tests.support.processes import ManagedProcess
+from tests.support.system_deps import docker_compose
 
 COMPOSE = ROOT / "docker-compose.yml"
 GPU_OVERRIDE = ROOT / "docker-compose.gpu.yml"

@@ -1,6 +1,6 @@
 """Several hosts: match-runner workers on two hosts against one PostgreSQL and one Redis on a third.
 
-The hosts are network namespaces on this machine (tests/e2e/netns.py), each with its own address
+The hosts are network namespaces on this machine (tests/support/netns.py), each with its own address
 and host name: `db` runs PostgreSQL, Redis and the beat (the ladder and the reaper), `w1` and `w2`
 run one match-runner worker each, and the test process is the control host that registers the bots
 (hosted ones, and one HTTP bot that it serves itself, so bot traffic crosses the network too) and
@@ -45,11 +45,15 @@ from shared.ports import free_port
 from shared.protocol.signing import generate_secret
 from shared.replay_store import replay_key
 from shared.states import MatchKind, MatchStatus
-from tests.e2e import netns
-from tests.e2e.system_deps import require
+from tests.support import netns
 from tests.support.environment import ROOT
-from tests.support.owned_services import redis_server_binary
+from tests.support.owned_services import redis_server_command
 from tests.support.processes import PYTHON, ManagedProcess
+from tests.support.system_deps import require
+
+# One worker runs them all: each test looks at the machine's list of network namespaces, and making
+# a network (netns.network) removes the leftovers of runs that are gone, a test's made-up ones too.
+pytestmark = pytest.mark.xdist_group("network-namespaces")
 
 GAME = "podracing"
 LADDER_MATCHES = 8
@@ -73,7 +77,6 @@ def decide(observation):
     return {{"pods": pods}}
 """
 INITDB_OPTIONS = ("--no-sync", "-E", "UTF8", "--locale=C.UTF-8")
-REDIS_OPTIONS = ("--save", "", "--appendonly", "no", "--protected-mode", "no")
 HTTP_BOT = str(ROOT / "examples" / "bots" / "podracing_runner_bot.py")
 """Served by the control host on its address: the workers reach it across the network."""
 HOSTED_THRUSTS = {"full-throttle": 100, "cruiser": 80, "steady": 65, "dawdler": 50}
@@ -181,7 +184,8 @@ def _start_database(cluster: Cluster) -> None:
     )
     server = cluster.start(
         "db",
-        [redis_server_binary(), "--bind", db.address, "--port", "6379", *REDIS_OPTIONS],
+        # Reached from the other hosts' addresses, without a password: protected mode off.
+        [*redis_server_command(6379, bind=db.address), "--protected-mode", "no"],
         "redis",
     )
     admin = f"postgresql://postgres@{db.address}:5432/postgres"

@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.system_deps import require
 from tests.support.environment import ROOT
+from tests.support.system_deps import require
 
 PROFILE = ROOT / "deploy" / "seccomp-sandbox.json"
 

@@ -34,6 +34,7 @@ from shared.events import (
 )
 from shared.ports import free_port
 from shared.states import MatchKind, MatchStatus
+from tests.support.owned_services import redis_server_command
 from tests.support.processes import ManagedProcess
 
 SLOWEST_CALL_S = 0.1
@@ -267,8 +268,7 @@ def test_a_stream_opened_while_redis_is_down_waits_for_it_without_raising() -> N
 def test_the_subscriber_reconnects_when_redis_restarts(tmp_path: os.PathLike[str]) -> None:
     port = free_port()
     url = f"redis://127.0.0.1:{port}/0"
-    command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    command += ["--dir", str(tmp_path)]
+    command = [*redis_server_command(port), "--dir", str(tmp_path)]
     server = ManagedProcess(command, "events-redis")
     publisher = EventPublisher(url, retry_delay_s=0.05)
     before, after, _ = sample_events()

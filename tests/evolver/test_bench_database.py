@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 
 import psycopg
@@ -36,11 +37,12 @@ def bench_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.mark.slow
 def test_drop_database_removes_it_even_with_an_open_connection_and_ignores_a_missing_one() -> None:
-    url = make_url(SERVER_URL).set(database="arena_test_drop_me").render_as_string(hide_password=False)
+    name = f"arena_test_drop_me_{secrets.token_hex(3)}"  # not a fixed name: test runs share the server
+    url = make_url(SERVER_URL).set(database=name).render_as_string(hide_password=False)
     ensure_database(url)
     with psycopg.connect(libpq_url(url)):
         drop_database(url)
-    assert not _exists("arena_test_drop_me")
+    assert not _exists(name)
     drop_database(url)  # already gone: nothing to do, no error
     with pytest.raises(ValueError, match="names no database"):
         drop_database("postgresql+psycopg://postgres@127.0.0.1:5432")

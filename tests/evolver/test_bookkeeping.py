@@ -14,7 +14,7 @@ from services.evolver.engine.state import EngineState, ToolError
 from services.evolver.evaluation.evaluator import CascadeEvaluator
 from services.evolver.store import runs as run_store
 from shared.config import get_settings
-from tests.evolver.engine_support import config, make_run, run_row
+from tests.support.evolver_engine import config, make_run, run_row
 
 pytestmark = pytest.mark.usefixtures("database_url")
 

@@ -19,7 +19,7 @@ from services.evolver.contract import (
 from services.evolver.search.surrogate import named_constants, parse_table
 from services.evolver.store import generations as generation_store
 from shared.states import EvolutionEventKind, JobStatus, LlmCallStatus, ProgramOrigin, ProgramStatus
-from tests.evolver.engine_support import (
+from tests.support.evolver_engine import (
     PRICED_MODEL,
     PRICES,
     LlmStub,

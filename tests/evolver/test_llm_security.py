@@ -41,7 +41,7 @@ from shared.evolution import (
     operator_allowance,
 )
 from shared.states import JobStatus, UserRole
-from tests.evolver.engine_support import (
+from tests.support.evolver_engine import (
     PRICED_MODEL,
     PRICES,
     LlmStub,
@@ -52,6 +52,7 @@ from tests.evolver.engine_support import (
     job_row,
     make_user,
     run_row,
+    stop_earlier_runs,
     tool_answer,
 )
 from tests.support.processes import PYTHON, ManagedProcess
@@ -159,7 +160,13 @@ def settings(operator_stub: LlmStub) -> Settings:
 
 
 @pytest.fixture(scope="module")
-def worker(operator_stub: LlmStub, rebinding: tuple[LlmStub, InternalService]) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
+def worker(
+    database_url: str,  # noqa: ARG001 (requested for its side effect)
+    redis_url: str,  # noqa: ARG001 (requested for its side effect)
+    operator_stub: LlmStub,
+    rebinding: tuple[LlmStub, InternalService],  # noqa: ARG001 (requested for its side effect)
+) -> Iterator[ManagedProcess]:
+    stop_earlier_runs()  # this worker takes the runs of this module's tests only
     endpoints = {
         name: {**e.model_dump(mode="json"), "api_key": OPERATOR_KEY}
         for name, e in registry(operator_stub).items()

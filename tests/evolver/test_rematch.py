@@ -21,7 +21,7 @@ from shared.db.models import EvolutionProgram
 from shared.evolution import EvolutionConfig
 from shared.evolution.payoff import nash_average, payoff_table
 from shared.states import EvolutionEventKind, JobStatus, ProgramOrigin, ProgramStatus
-from tests.evolver.engine_support import config, drive, events, make_run, programs, run_row
+from tests.support.evolver_engine import config, drive, events, make_run, programs, run_row
 
 pytestmark = pytest.mark.usefixtures("database_url")
 

@@ -15,7 +15,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 
 import pytest
-from sqlalchemy import select
+import redis
+from sqlalchemy import select, update
 
 from services.evolver.commands import worker_command
 from shared.config import get_settings
@@ -24,8 +25,9 @@ from shared.db.session import session_scope
 from shared.evolution import create_run
 from shared.jobs import reap_stale_jobs
 from shared.matches import create_match, enqueue_match
+from shared.queue import QUEUE_MATCHES
 from shared.states import BotOrigin, BotStatus, JobStatus, MatchKind, MatchStatus
-from tests.evolver.engine_support import (
+from tests.support.evolver_engine import (
     PRICED_MODEL,
     PRICES,
     RUN_KEY,
@@ -38,6 +40,7 @@ from tests.evolver.engine_support import (
     make_user,
     programs,
     run_row,
+    stop_earlier_runs,
 )
 from tests.support.processes import PYTHON, ManagedProcess
 
@@ -71,6 +74,19 @@ def wait_for(check: Callable[[], bool], what: str, *workers: ManagedProcess, tim
         time.sleep(0.1)
     logs = "\n".join(w.log()[-2000:] for w in workers)
     raise AssertionError(f"{what}: not within {timeout}s\n{logs}")
+
+
+@pytest.fixture(autouse=True)
+def _only_this_tests_work(database_url: str, redis_url: str) -> None:  # noqa: ARG001 (requested for its side effect)
+    """The workers here take only what this test queues: no evolution run or match that an earlier
+    test left queued (the API tests create them with no worker to take them) is played first, or
+    resent by the reaper this test calls."""
+    stop_earlier_runs()
+    with session_scope() as session:
+        session.execute(
+            update(Match).where(Match.status.in_(["queued", "running"])).values(status="cancelled")
+        )
+    redis.Redis.from_url(redis_url).delete(QUEUE_MATCHES)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from playwright.sync_api import Browser
 
-from tests.gateway.browser import launch_chromium, offline_page
+from tests.support.browser import launch_chromium, offline_page
 
 pytestmark = pytest.mark.browser
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.gateway.browser import GATEWAY_ALIAS, launch_chromium, offline_page
+from tests.support.browser import GATEWAY_ALIAS, launch_chromium, offline_page
 
 RENDER_TIMEOUT_MS = 30_000
 

@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 from playwright.sync_api import expect
 
 from shared.states import EvolutionEventKind
-from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
 from tests.support.accounts import Account
+from tests.support.browser import launch_chromium, offline_page, save_screenshot
 from tests.support.evolution import CHILD_CODE, add_event, create_run, seed_run
 
 

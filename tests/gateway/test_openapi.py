@@ -41,8 +41,8 @@ from services.gateway.matches.views import router as matches_router
 from services.gateway.openapi import ErrorBody
 from services.gateway.training.views import router as training_router
 from services.gateway.users.views import router as users_router
-from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
 from tests.support.accounts import Account
+from tests.support.browser import launch_chromium, offline_page, save_screenshot
 
 ERROR_BODY_REF = "#/components/schemas/ErrorBody"
 KEY_SCHEMES: list[dict[str, list[str]]] = [{"BearerKey": []}, {"ApiKeyHeader": []}]

@@ -32,10 +32,10 @@ from shared.db.session import get_engine
 from shared.games.podracing.bots import runner
 from shared.games.registry import game_names, get_game
 from shared.play.turns import play_match
-from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
-from tests.gateway.test_web_pages import hostile_name, parse
 from tests.support.accounts import Account
+from tests.support.browser import launch_chromium, offline_page, save_screenshot
 from tests.support.gateway import register_hosted_bot
+from tests.support.web_pages import hostile_name, parse
 
 RACE = {"laps": 1, "max_turns": 60}
 BAD_ANSWER = "the answer was not JSON: '<html>oops'"

@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 from playwright.sync_api import expect
 
-from tests.gateway.browser import launch_chromium, offline_page
 from tests.support.accounts import Account, unique
+from tests.support.browser import launch_chromium, offline_page
 
 
 @pytest.mark.browser

@@ -26,9 +26,9 @@ from shared.db.models import Job, TrainingEvaluation, TrainingMetric, TrainingRu
 from shared.db.session import session_scope
 from shared.events import TrainingProgress, get_publisher, publish
 from shared.states import JobStatus, TrainingStage
-from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
-from tests.gateway.test_training_pages import create_run
 from tests.support.accounts import Account
+from tests.support.browser import launch_chromium, offline_page, save_screenshot
+from tests.support.training import create_default_run
 
 STEPS_PER_ITERATION = 512
 HISTORY = 5
@@ -142,7 +142,7 @@ def job_status(run_id: uuid.UUID) -> JobStatus:
 def test_the_run_page_draws_the_history_follows_live_events_and_stops_the_run(
     gateway_url: str, client: TestClient, alice: Account
 ) -> None:
-    run = create_run(client, alice)
+    run = create_default_run(client, alice)
     run_id = uuid.UUID(run["id"])
     write_history(run_id, HISTORY)
     write_evaluations(run_id)

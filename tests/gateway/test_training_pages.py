@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from services.gateway.live.training import CLOSE_UNAUTHORIZED, Refusal, check
@@ -25,26 +25,16 @@ from services.gateway.web.pages.training import RUN_CHARTS
 from shared.config import get_settings
 from shared.events import TrainingProgress, TrainingStatus, get_publisher, publish
 from shared.states import JobStatus, TrainingStage
-from tests.support.accounts import Account, unique
+from tests.support.accounts import Account
+from tests.support.live_sockets import close_of, receive, ws_url
+from tests.support.training import create_default_run
 
 Message = dict[str, Any]
 
 
-def create_run(client: TestClient, owner: Account, **config: Any) -> dict[str, Any]:
-    """A training run of `owner`, created through the API."""
-    answer = client.post(
-        "/api/v1/training/runs",
-        json={"name": unique("run"), "budget": {"steps": 100_000}, "config": config},
-        headers=owner.headers,
-    )
-    assert answer.status_code == 201, answer.text
-    run: dict[str, Any] = answer.json()
-    return run
-
-
 @pytest.fixture
 def alice_run(client: TestClient, alice: Account) -> dict[str, Any]:
-    return create_run(client, alice, learning_rate=0.0005)
+    return create_default_run(client, alice, learning_rate=0.0005)
 
 
 def test_the_list_page_is_a_shell_asking_for_the_key(client: TestClient, alice_run: dict[str, Any]) -> None:
@@ -114,26 +104,6 @@ def test_the_api_behind_the_pages_is_the_owners(
 # --- the live socket -------------------------------------------------------------------------------
 
 
-def ws_url(gateway_url: str, path: str) -> str:
-    return gateway_url.replace("http://", "ws://", 1) + path
-
-
-async def receive(socket: ClientConnection, timeout_s: float = 10) -> Message:
-    async with asyncio.timeout(timeout_s):
-        message: Message = json.loads(await socket.recv())
-    return message
-
-
-async def close_of(socket: ClientConnection, timeout_s: float = 15) -> tuple[int | None, str]:
-    async with asyncio.timeout(timeout_s):
-        try:
-            while True:
-                await socket.recv()
-        except ConnectionClosed as closed:
-            frame = closed.rcvd
-            return (frame.code, frame.reason) if frame else (None, "")
-
-
 def auth(key: str) -> str:
     return json.dumps({"type": "auth", "api_key": key})
 
@@ -153,7 +123,7 @@ def test_the_owner_gets_subscribed_then_every_event_of_the_run_and_no_other(
     gateway_url: str, client: TestClient, alice: Account, alice_run: dict[str, Any]
 ) -> None:
     run_id = alice_run["id"]
-    other_run = create_run(client, alice)["id"]
+    other_run = create_default_run(client, alice)["id"]
     status = TrainingStatus(
         run_id=uuid.UUID(run_id),
         status=JobStatus.STOPPED,
@@ -221,7 +191,7 @@ def test_a_socket_without_the_owners_key_is_closed_with_a_clear_reason(
     async def scenario() -> tuple[int | None, str]:
         async with connect(ws_url(gateway_url, f"/ws/training/{alice_run['id']}")) as socket:
             await socket.send(first_message(alice_run, bob))
-            return await close_of(socket)
+            return await close_of(socket, timeout_s=15)
 
     got_code, got_reason = asyncio.run(scenario())
     assert got_code == code
@@ -244,7 +214,7 @@ def test_bad_run_ids_are_closed_with_a_clear_reason(
         async with connect(ws_url(gateway_url, path)) as socket:
             with contextlib.suppress(ConnectionClosed):  # a malformed id is closed at once
                 await socket.send(auth(alice.key))
-            return await close_of(socket)
+            return await close_of(socket, timeout_s=15)
 
     assert asyncio.run(scenario()) == (code, reason)
 

@@ -21,9 +21,9 @@ from shared.games.battle.bots import BOTS
 from shared.games.battle.config import SIGNAL_WORDS, BattleConfig
 from shared.games.battle.game import BattleGame
 from shared.games.replay import play_local
-from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
-from tests.gateway.viewer_support import store_finished_match
+from tests.support.browser import launch_chromium, offline_page, save_screenshot
 from tests.support.environment import ROOT
+from tests.support.stored_matches import store_finished_match
 
 BATTLE_JS = ROOT / "services" / "gateway" / "web" / "static" / "viewer" / "battle.js"
 READY = "() => window.arenaViewer && window.arenaViewer.ready === true"

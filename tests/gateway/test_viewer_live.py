@@ -17,8 +17,8 @@ from shared.games.replay import decompress
 from shared.matches import enqueue_match
 from shared.replay_store import load_replay
 from shared.states import MatchStatus
-from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
 from tests.support.bot_processes import RunningBot
+from tests.support.browser import launch_chromium, offline_page, save_screenshot
 from tests.support.match_runner import queue_match, start_worker, wait_for_match
 from tests.support.processes import ManagedProcess
 

@@ -21,9 +21,9 @@ from sqlalchemy.orm import Session
 from shared.games.podracing.bots import runner
 from shared.games.registry import get_game
 from shared.games.replay import play_local
-from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
-from tests.gateway.viewer_support import StoredMatch, store_finished_match
 from tests.support.accounts import Account
+from tests.support.browser import launch_chromium, offline_page, save_screenshot
+from tests.support.stored_matches import StoredMatch, store_finished_match
 
 READY = "[data-viewer][data-ready]"
 

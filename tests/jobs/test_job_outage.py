@@ -17,9 +17,9 @@ from shared.db.session import get_engine, session_scope
 from shared.jobs import create_job
 from shared.queue import QUEUE_TRAINING, create_celery
 from shared.states import JobStatus
-from tests.jobs.sample_service import SAMPLE, TASK_SAMPLE_CHUNK, metadata, results
 from tests.support.owned_services import owned_postgres, owned_redis
 from tests.support.processes import PYTHON, ManagedProcess
+from tests.support.sample_jobs import SAMPLE, TASK_SAMPLE_CHUNK, metadata, results
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +34,7 @@ def test_a_chunk_sent_during_a_database_outage_runs_once_after_it() -> None:
         metadata.create_all(get_engine(url))
         with session_scope(url) as session:
             job_id = create_job(session, SAMPLE, {"chunks": 2, "sleep_s": 0.2}).id
-        command = [PYTHON, "-m", "celery", "-A", "tests.jobs.sample_service", "worker", "-Q", QUEUE_TRAINING]
+        command = [PYTHON, "-m", "celery", "-A", "tests.support.sample_jobs", "worker", "-Q", QUEUE_TRAINING]
         command += ["-c", "1", "-n", f"outage-{uuid.uuid4().hex[:6]}@%h", "--loglevel", "INFO"]
         command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
         worker = ManagedProcess(

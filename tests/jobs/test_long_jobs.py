@@ -33,9 +33,9 @@ from shared.jobs import (
 )
 from shared.queue import QUEUE_MATCHES, QUEUE_TRAINING, send_task
 from shared.states import JobStatus
-from tests.jobs.sample_service import FINISHED, HANDLER, SAMPLE, STARTED, create_tables, events, results
 from tests.support.match_runner import start_worker
 from tests.support.processes import PYTHON, ManagedProcess
+from tests.support.sample_jobs import FINISHED, HANDLER, SAMPLE, STARTED, create_tables, events, results
 
 STALE_AFTER_S = 3.0
 MAX_ATTEMPTS = 3
@@ -72,7 +72,7 @@ def sample_worker() -> Iterator[Callable[..., ManagedProcess]]:
     started: list[ManagedProcess] = []
 
     def _start(name: str, concurrency: int = 1) -> ManagedProcess:
-        command = [PYTHON, "-m", "celery", "-A", "tests.jobs.sample_service", "worker", "-Q", QUEUE_TRAINING]
+        command = [PYTHON, "-m", "celery", "-A", "tests.support.sample_jobs", "worker", "-Q", QUEUE_TRAINING]
         command += ["-c", str(concurrency), "-n", f"{name}-{uuid.uuid4().hex[:6]}@%h", "--loglevel", "INFO"]
         command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
         process = ManagedProcess(command, name, env=JOB_ENV)

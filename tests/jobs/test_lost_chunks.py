@@ -35,10 +35,10 @@ from shared.logging_throttle import LogThrottle
 from shared.ports import free_port
 from shared.queue import QUEUE_TRAINING, create_celery
 from shared.states import JobStatus
-from tests.jobs.sample_service import SAMPLE, TASK_SAMPLE_CHUNK, create_tables, results
 from tests.support.broker import hash_values, list_items, remove_from_list
 from tests.support.owned_services import OwnedRedis, owned_redis
 from tests.support.processes import PYTHON, ManagedProcess
+from tests.support.sample_jobs import SAMPLE, TASK_SAMPLE_CHUNK, create_tables, results
 
 GRACE_S = timedelta(days=5).total_seconds()
 """Only jobs sent longer ago than this are looked for: only this module's backdated jobs."""
@@ -239,7 +239,7 @@ def test_a_job_whose_message_redis_lost_runs_within_seconds(
     send(job_id, 0)
     broker.kill()
     broker.start()  # empty: the chunk message is gone
-    command = [PYTHON, "-m", "celery", "-A", "tests.jobs.sample_service", "worker", "-Q", QUEUE_TRAINING]
+    command = [PYTHON, "-m", "celery", "-A", "tests.support.sample_jobs", "worker", "-Q", QUEUE_TRAINING]
     command += ["-c", "1", "-n", f"lost-chunks-{uuid.uuid4().hex[:6]}@%h", "--loglevel", "INFO"]
     command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
     worker = ManagedProcess(command, "lost-chunks-worker", env={"ARENA_REDIS_URL": broker.url})

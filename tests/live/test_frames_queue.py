@@ -10,7 +10,7 @@ from prometheus_client import REGISTRY
 
 from shared.events import EventPublisher
 from shared.ports import free_port
-from tests.live.samples import finished_event, frames, started_event
+from tests.support.live_events import finished_event, frames, started_event
 
 
 def dropped(family: str) -> float:

@@ -21,7 +21,7 @@ from shared.events import (
     match_topic,
     parse_event,
 )
-from tests.live.samples import finished_event, frames, started_event
+from tests.support.live_events import finished_event, frames, started_event
 
 
 async def numsub(client: aioredis.Redis, topic: str) -> int:

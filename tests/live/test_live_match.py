@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -19,24 +18,9 @@ from shared.matches import enqueue_match
 from shared.ports import free_port
 from shared.replay_store import load_replay
 from shared.states import MatchStatus
-from tests.live.test_sockets import close_of, receive, ws_url
-from tests.support.bot_processes import RunningBot
+from tests.support.live_sockets import close_of, receive, ws_url
 from tests.support.match_runner import queue_match, start_worker, wait_for_match
 from tests.support.processes import ManagedProcess
-
-
-@pytest.fixture
-def two_bots(
-    bot_factory: Callable[..., RunningBot], register_bot: Callable[..., uuid.UUID]
-) -> list[uuid.UUID]:
-    return [register_bot(bot_factory("ok")) for _ in range(2)]
-
-
-@pytest.fixture
-def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
-    process = start_worker("live-worker")
-    yield process
-    process.stop()
 
 
 @pytest.mark.slow

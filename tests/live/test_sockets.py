@@ -14,13 +14,11 @@ import os
 import socket
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 from sqlalchemy import update
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.asyncio.client import connect
 
 from shared.db.models import Match
 from shared.db.session import session_scope
@@ -33,37 +31,15 @@ from shared.events import (
 )
 from shared.games.registry import get_game
 from shared.states import MatchKind, MatchStatus
-from tests.live.samples import finished_event, frames
+from tests.support.live_events import finished_event, frames
+from tests.support.live_sockets import Message, close_of, receive, ws_url
 from tests.support.match_runner import SMALL_RACE, queue_match
-
-Message = dict[str, Any]
-
-
-def ws_url(gateway_url: str, path: str) -> str:
-    return gateway_url.replace("http://", "ws://", 1) + path
 
 
 @pytest.fixture
 def queued_match(register_bot: Callable[..., uuid.UUID]) -> uuid.UUID:
     """A podracing match in the database that no worker will play."""
     return queue_match([register_bot(), register_bot()], seed=11, send=False)
-
-
-async def receive(socket: ClientConnection, timeout_s: float = 10) -> Message:
-    async with asyncio.timeout(timeout_s):
-        message: Message = json.loads(await socket.recv())
-    return message
-
-
-async def close_of(socket: ClientConnection, timeout_s: float = 10) -> tuple[int | None, str]:
-    """Read until the server closes; the close code and reason."""
-    async with asyncio.timeout(timeout_s):
-        try:
-            while True:
-                await socket.recv()
-        except ConnectionClosed as closed:
-            frame = closed.rcvd
-            return (frame.code, frame.reason) if frame else (None, "")
 
 
 class FrozenClient:

@@ -13,8 +13,7 @@ from shared.db.models import Bot
 from shared.db.session import session_scope
 from shared.matches import enqueue_match
 from shared.states import MatchStatus
-from tests.gateway.browser import launch_chromium, offline_page, save_screenshot
-from tests.live.test_live_match import two_bots, worker  # noqa: F401  (fixtures)
+from tests.support.browser import launch_chromium, offline_page, save_screenshot
 from tests.support.match_runner import queue_match, wait_for_match
 from tests.support.processes import ManagedProcess
 
@@ -31,8 +30,8 @@ RECORD_LIVE_ROWS = """() => {
 @pytest.mark.browser
 def test_the_front_page_ticker_shows_a_match_finishing(
     gateway_url: str,
-    worker: ManagedProcess,  # noqa: F811
-    two_bots: list[uuid.UUID],  # noqa: F811
+    worker: ManagedProcess,
+    two_bots: list[uuid.UUID],
 ) -> None:
     with session_scope() as session:
         names = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(two_bots))).tuples().all())

@@ -1,13 +1,19 @@
-"""Match runner fixtures: a worker per module (tests/conftest.py has the bots and the user who
-owns them; tests/support/match_runner.py starts workers and queues matches)."""
+"""Match runner fixtures: a worker per module, and a ladder of this test's bots only (tests/conftest.py
+has the bots and the user who owns them; tests/support/match_runner.py starts workers and queues
+matches)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
+import redis
+from sqlalchemy import update
 
+from shared.db.models import Bot, Match
+from shared.db.session import session_scope
 from shared.ports import free_port
+from shared.queue import QUEUE_MATCHES
 from tests.support.match_runner import start_worker
 from tests.support.processes import ManagedProcess
 
@@ -20,3 +26,22 @@ def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:  # no
     process.metrics_url = f"http://127.0.0.1:{port}/metrics"  # type: ignore[attr-defined]
     yield process
     process.stop()
+
+
+@pytest.fixture
+def ladder_world(database_url: str, redis_url: str) -> Iterator[None]:  # noqa: ARG001 (requested for its side effect)
+    """Only this test's bots are active, and the matches queue starts empty."""
+    client = redis.Redis.from_url(redis_url)
+    with session_scope() as session:
+        session.execute(update(Bot).values(status="inactive"))
+        session.execute(
+            update(Match).where(Match.status.in_(["queued", "running"])).values(status="cancelled")
+        )
+    client.delete(QUEUE_MATCHES)
+    yield
+    client.delete(QUEUE_MATCHES)
+    with session_scope() as session:
+        session.execute(update(Bot).values(status="inactive"))
+        session.execute(
+            update(Match).where(Match.status.in_(["queued", "running"])).values(status="cancelled")
+        )

@@ -13,14 +13,10 @@ from typing import Any
 
 import pytest
 
-from shared.config import get_settings
-from shared.crypto import encrypt_secret
-from shared.db.models import Bot, BotVersion
-from shared.db.session import session_scope
 from shared.games.replay import decompress
-from shared.protocol.signing import generate_secret
 from shared.replay_store import load_replay
 from tests.support.bot_processes import RunningBot
+from tests.support.hosted_worker import COUNTING_SOURCE, register_hosted_bot, sandbox_dirs
 from tests.support.match_runner import queue_match, start_worker, wait_for_match
 from tests.support.processes import ManagedProcess
 
@@ -56,43 +52,6 @@ def hosted_worker(database_url: str, redis_url: str, sandbox_tmp: Path) -> Itera
     process.stop()
 
 
-def _hosted_bot(user_id: uuid.UUID, source: str) -> uuid.UUID:
-    with session_scope() as session:
-        bot = Bot(
-            owner_id=user_id,
-            name=f"hosted-{uuid.uuid4().hex[:8]}",
-            game="podracing",
-            kind="hosted",
-            secret_encrypted=encrypt_secret(get_settings(), generate_secret()),
-        )
-        session.add(bot)
-        session.flush()
-        version = BotVersion(bot_id=bot.id, number=1, source=source, contract="decide")
-        session.add(version)
-        session.flush()
-        bot.current_version_id = version.id
-        return bot.id
-
-
-def _leftovers(path: Path) -> list[str]:
-    return sorted(p.name for p in path.iterdir() if p.name.startswith("arena-bot-"))
-
-
-COUNTING_SOURCE = """
-CALLS = 0
-
-
-def decide(observation):
-    global CALLS
-    CALLS += 1
-    pods = []
-    for pod in observation["pods"]:
-        x, y = observation["checkpoints"][pod["next_checkpoint"]]
-        pods.append({"x": x, "y": y, "thrust": 100, "message": f"hosted {CALLS}"})
-    return {"pods": pods}
-"""
-
-
 def _messages(match: Any, player: int) -> list[str]:
     """What the player's first pod said, turn by turn."""
     replay = decompress(load_replay(match.replay))
@@ -106,8 +65,8 @@ def test_hosted_bot_plays_over_its_unix_socket_and_its_sandbox_serves_its_next_m
     good_bot: RunningBot,
     register_bot: Callable[..., uuid.UUID],
 ) -> None:
-    before = _leftovers(sandbox_tmp)
-    hosted = _hosted_bot(user_id, COUNTING_SOURCE)
+    before = sandbox_dirs(sandbox_tmp)
+    hosted = register_hosted_bot(user_id, "podracing", COUNTING_SOURCE, "decide", "hosted")
     opponent = register_bot(good_bot)
     match = wait_for_match(queue_match([hosted, opponent], seed=31), hosted_worker, timeout=90)
     assert match.status == "finished", match.error
@@ -117,13 +76,13 @@ def test_hosted_bot_plays_over_its_unix_socket_and_its_sandbox_serves_its_next_m
     assert not hosted_row.forfeited
     assert hosted_row.latency_p50_ms is not None
     assert _messages(match, 0)[:2] == ["hosted 1", "hosted 2"], _messages(match, 0)[:5]
-    kept = sorted(set(_leftovers(sandbox_tmp)) - set(before))
+    kept = sorted(set(sandbox_dirs(sandbox_tmp)) - set(before))
     assert len(kept) == 1, "the sandbox of a clean match is kept, frozen, for the bot's next match"
 
     again = wait_for_match(queue_match([opponent, hosted], seed=32), hosted_worker, timeout=90)
     assert again.status == "finished", again.error
     assert not again.participants[1].forfeited
-    assert sorted(set(_leftovers(sandbox_tmp)) - set(before)) == kept, "the kept sandbox was not reused"
+    assert sorted(set(sandbox_dirs(sandbox_tmp)) - set(before)) == kept, "the kept sandbox was not reused"
     fresh = _messages(again, 1)[:2] == ["hosted 1", "hosted 2"]
     assert fresh, "the bot's module state carried over into the next match"
 
@@ -135,15 +94,15 @@ def test_broken_hosted_bot_forfeits_and_is_torn_down(
     good_bot: RunningBot,
     register_bot: Callable[..., uuid.UUID],
 ) -> None:
-    before = _leftovers(sandbox_tmp)
-    hosted = _hosted_bot(user_id, BROKEN_SOURCE)
+    before = sandbox_dirs(sandbox_tmp)
+    hosted = register_hosted_bot(user_id, "podracing", BROKEN_SOURCE, "decide", "hosted")
     match = wait_for_match(queue_match([register_bot(good_bot), hosted], seed=33), hosted_worker, timeout=90)
     assert match.status == "finished", match.error
     _, broken = match.participants
     assert broken.forfeited
     assert broken.rank == 1
     assert "bug in my bot" in " ".join(str(s["error"]) for s in broken.error_samples)
-    assert set(_leftovers(sandbox_tmp)) <= set(before), "the failing bot's sandbox was kept"
+    assert set(sandbox_dirs(sandbox_tmp)) <= set(before), "the failing bot's sandbox was kept"
 
 
 SHIPPED_BOT = Path(__file__).resolve().parents[2] / "examples" / "bots" / "podracing_ppo.py"
@@ -166,8 +125,8 @@ def test_the_shipped_trained_bot_passes_the_gate_and_wins_races_through_a_real_w
     if shipped == SHIPPED_HYBRID:
         assert source.count(HYBRID_BUDGET[0]) == 1
         source = source.replace(*HYBRID_BUDGET)
-    trained = _hosted_bot(user_id, source)
-    slow = _hosted_bot(user_id, HALF_THRUST_SOURCE)
+    trained = register_hosted_bot(user_id, "podracing", source, "decide", "hosted")
+    slow = register_hosted_bot(user_id, "podracing", HALF_THRUST_SOURCE, "decide", "hosted")
     race = {"laps": 1, "max_turns": 200}
     for seed, seats in ((41, [trained, slow]), (42, [slow, trained])):
         match = wait_for_match(queue_match(seats, seed=seed, config=race), hosted_worker, timeout=120)

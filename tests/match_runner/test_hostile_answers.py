@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from shared.botclient import HttpBotConnection
 from shared.config import get_settings
-from shared.games.base import JSON, Match, StepResult
+from shared.games.base import JSON, StepResult
 from shared.games.podracing.config import PodracingConfig
 from shared.games.podracing.game import PodracingGame, PodracingMatch
 from shared.games.replay import MAX_REPLAY_ACTION_BYTES
@@ -200,7 +200,9 @@ class FragileMatch(PodracingMatch):
 
 
 class FragileGame(PodracingGame):
-    def create_match(self, seed: int, config: dict[str, JSON] | None = None, _num_players: int = 2) -> Match:
+    def create_match(
+        self, seed: int, config: dict[str, JSON] | None = None, _num_players: int = 2
+    ) -> FragileMatch:
         return FragileMatch(seed, PodracingConfig.model_validate(config or {}))
 
 

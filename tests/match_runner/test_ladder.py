@@ -6,7 +6,7 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -79,25 +79,6 @@ def test_slots_are_randomised_and_pairings_spread_over_bots() -> None:
 
 def test_not_enough_bots_means_no_match() -> None:
     assert plan_pairings([_candidate(0.0)], 4, 2, random.Random(1)) == []
-
-
-@pytest.fixture
-def ladder_world(database_url: str, redis_url: str) -> Iterator[None]:  # noqa: ARG001 (requested for its side effect)
-    """Only this test's bots are active, and the matches queue starts empty."""
-    client = redis.Redis.from_url(redis_url)
-    with session_scope() as session:
-        session.execute(update(Bot).values(status="inactive"))
-        session.execute(
-            update(Match).where(Match.status.in_(["queued", "running"])).values(status="cancelled")
-        )
-    client.delete(QUEUE_MATCHES)
-    yield
-    client.delete(QUEUE_MATCHES)
-    with session_scope() as session:
-        session.execute(update(Bot).values(status="inactive"))
-        session.execute(
-            update(Match).where(Match.status.in_(["queued", "running"])).values(status="cancelled")
-        )
 
 
 @pytest.mark.usefixtures("ladder_world")

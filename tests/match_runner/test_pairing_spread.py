@@ -24,7 +24,6 @@ from shared import ratings
 from shared.config import Settings
 from shared.db.models import Bot, Match, MatchParticipant, Rating
 from shared.db.session import session_scope
-from tests.match_runner.test_ladder import ladder_world  # noqa: F401  (the fixture)
 
 BOTS = 9
 WARM_UP = 150

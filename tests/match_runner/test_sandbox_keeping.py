@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.match_runner.test_hosted_bots import COUNTING_SOURCE, _hosted_bot, _leftovers
 from tests.support.bot_processes import RunningBot
+from tests.support.hosted_worker import COUNTING_SOURCE, register_hosted_bot, sandbox_dirs
 from tests.support.match_runner import queue_match, start_worker, wait_for_match
 
 pytestmark = pytest.mark.slow
@@ -31,13 +31,13 @@ def test_sandboxes_a_worker_kept_are_stopped_when_it_stops(
     os.chmod(tmp, 0o755)
     worker = start_worker("keeping-worker", {"TMPDIR": str(tmp), "ARENA_SANDBOX_BACKEND": "bwrap"})
     try:
-        hosted = _hosted_bot(user_id, COUNTING_SOURCE)
+        hosted = register_hosted_bot(user_id, "podracing", COUNTING_SOURCE, "decide", "hosted")
         match = wait_for_match(queue_match([hosted, register_bot(good_bot)], seed=34), worker, timeout=90)
         assert match.status == "finished", match.error
-        assert len(_leftovers(tmp)) == 1, "the clean match's sandbox is kept"
+        assert len(sandbox_dirs(tmp)) == 1, "the clean match's sandbox is kept"
     finally:
         worker.stop()
     try:
-        assert _leftovers(tmp) == [], "a kept sandbox outlived its worker"
+        assert sandbox_dirs(tmp) == [], "a kept sandbox outlived its worker"
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,7 +1,7 @@
 """The dashboards and alerts show what the code exports.
 
 Every Grafana panel's and every alert rule's PromQL is parsed for the metric names it reads
-(tests/ops/promql.py); the real services are started as compose starts them (the gateway under
+(tests/support/promql.py); the real services are started as compose starts them (the gateway under
 uvicorn, the match-runner, trainer and evolver workers as Celery workers with their metrics ports
 set) and scraped. Every name a panel or rule reads must be declared by a service's /metrics (its
 `# TYPE` lines, so a counter `x` exports `x_total`, a histogram `x_bucket`, `x_count`, `x_sum`), and
@@ -27,16 +27,16 @@ from typing import Any
 import httpx
 import pytest
 import redis
-import yaml  # type: ignore[import-untyped]  # PyYAML ships no types; types-PyYAML is not installed
+import yaml
 
 from services.evolver.commands import worker_command as evolver_command
 from services.match_runner.commands import worker_command as match_runner_command
 from services.trainer.commands import worker_command as trainer_command
 from shared.ports import free_port
 from shared.queue import QUEUES
-from tests.ops.promql import PromQLError, exported_names, metric_names, sampled_names, walk_panels
 from tests.support.environment import ROOT
 from tests.support.processes import PYTHON, ManagedProcess
+from tests.support.promql import PromQLError, exported_names, metric_names, sampled_names, walk_panels
 
 DEPLOY = ROOT / "deploy"
 DASHBOARDS = DEPLOY / "grafana" / "dashboards"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import redis
-import yaml  # type: ignore[import-untyped]  # PyYAML ships no types; types-PyYAML is not installed
+import yaml
 
 from scripts.demo_infra import start_embedded_redis
 from tests.support.environment import ROOT

@@ -21,7 +21,7 @@ from shared.db.models import Job, User
 from shared.db.session import session_scope
 from shared.queue import QUEUE_TRAINING
 from shared.states import JobStatus, LlmRole, ProgramStatus
-from tests.evolver.engine_support import (
+from tests.support.evolver_engine import (
     PRICED_MODEL,
     PRICES,
     LlmStub,

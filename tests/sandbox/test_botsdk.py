@@ -31,8 +31,7 @@ from shared.botsdk import make_server
 from shared.config import Settings
 from shared.ports import free_port
 from shared.protocol.signing import Signer
-from tests.sandbox.test_examples import OBSERVATION
-from tests.support.sandbox import post_turn, turn_body
+from tests.support.sandbox import PODRACING_OBSERVATION, post_turn, turn_body, wait_listening
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -149,12 +148,8 @@ def test_run_module_cli_serves_an_example_bot(secret: str, tmp_path: Path) -> No
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 10
-        while not sock.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        from tests.sandbox.test_examples import OBSERVATION
-
-        response = post_turn(str(sock), secret, OBSERVATION, game="podracing")
+        wait_listening(sock, proc)
+        response = post_turn(str(sock), secret, PODRACING_OBSERVATION, game="podracing")
         assert response.status_code == 200, response.text
         assert len(response.json()["action"]["pods"]) == 2
     finally:
@@ -169,7 +164,7 @@ def test_run_module_cli_serves_an_example_bot(secret: str, tmp_path: Path) -> No
 
 def attack_body() -> bytes:
     """A valid podracing turn, which both the echo bot and the JavaScript example answer."""
-    return turn_body(OBSERVATION, game="podracing")
+    return turn_body(PODRACING_OBSERVATION, game="podracing")
 
 
 ECHO_BOT = "def decide(observation):\n    return {'echo': observation}\n"

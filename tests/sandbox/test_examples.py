@@ -6,42 +6,15 @@ import importlib.util
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.sandbox import post_turn
+from tests.support.sandbox import PODRACING_OBSERVATION, post_turn, wait_listening
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "bots"
-
-
-def _pod(x: float, y: float, nxt: int = 1) -> dict[str, Any]:
-    return {
-        "x": x,
-        "y": y,
-        "vx": 0,
-        "vy": 0,
-        "angle": 0,
-        "next_checkpoint": nxt,
-        "checkpoints_passed": 0,
-        "boost_available": True,
-        "shield_cooldown": 0,
-    }
-
-
-OBSERVATION: dict[str, Any] = {
-    "turn": 0,
-    "player": 0,
-    "laps": 3,
-    "checkpoint_count": 3,
-    "checkpoints": [[1000, 1000], [8000, 2000], [5000, 7000]],
-    "max_thrust": 100,
-    "pods": [_pod(1000, 1200), _pod(1000, 800)],
-    "opponents": [_pod(1100, 1500), _pod(1100, 500)],
-}
 
 
 def _load(name: str) -> Any:
@@ -67,7 +40,7 @@ def test_python_examples(name: str) -> None:
     module = _load(name)
     if hasattr(module, "init"):
         module.init({"game": "podracing", "player": 0, "match_id": "m"})
-    _check_action(module.decide(OBSERVATION))
+    _check_action(module.decide(PODRACING_OBSERVATION))
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -78,10 +51,8 @@ def test_javascript_example(secret: str, tmp_path: Path) -> None:
         env={**os.environ, "ARENA_BOT_SECRET": secret},
     )
     try:
-        deadline = time.monotonic() + 10
-        while not sock.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        response = post_turn(str(sock), secret, OBSERVATION, game="podracing")
+        wait_listening(sock, proc)
+        response = post_turn(str(sock), secret, PODRACING_OBSERVATION, game="podracing")
         assert response.status_code == 200, response.text
         _check_action(response.json()["action"])
         import httpx

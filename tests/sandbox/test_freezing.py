@@ -31,7 +31,7 @@ from shared.sandbox.cgroups import CgroupVersion, SandboxCgroup, detect
 from shared.sandbox.limits import SandboxLimits
 from shared.sandbox.pool import WarmPool
 from shared.sandbox.turns import FrozenBetweenTurns
-from tests.support.sandbox import ask, requires_bwrap
+from tests.support.sandbox import OWN_HOST, ask, requires_bwrap
 
 SUPPORT = detect()
 pytestmark = pytest.mark.skipif(SUPPORT is None, reason="no usable cgroup hierarchy here")
@@ -136,26 +136,29 @@ def test_the_worker_keeps_one_empty_freezer_group_frozen() -> None:
     assert key.exists(), "held for the life of the process, not of its sandboxes"
 
 
-OWNER = """
+OWNER = (
+    OWN_HOST
+    + """
 import os, sys, time
 from shared.sandbox.cgroups import SandboxCgroup, detect, freezer_key_group
 from shared.sandbox.limits import SandboxLimits
 SandboxCgroup(detect(), SandboxLimits()).destroy()
 print(freezer_key_group().name, flush=True)
-if sys.argv[1] == "linger":
+if sys.argv[2] == "linger":
     time.sleep(600)
 """
+)
 
 
 @requires_v1
-def test_the_key_group_goes_with_its_owner() -> None:
+def test_the_key_group_goes_with_its_owner(own_host_tag: str) -> None:
     """Removed when its owner exits; swept as an orphan when it was killed outright."""
     assert SUPPORT is not None
     parent = SUPPORT.parents["freezer"]
 
     def owner(mode: str) -> tuple[subprocess.Popen[str], str]:
         proc = subprocess.Popen(
-            [sys.executable, "-c", OWNER, mode], stdout=subprocess.PIPE, text=True, cwd=ROOT
+            [sys.executable, "-c", OWNER, own_host_tag, mode], stdout=subprocess.PIPE, text=True, cwd=ROOT
         )
         assert proc.stdout is not None
         return proc, proc.stdout.readline().strip()

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from shared.sandbox.runtime import game_adapter_exists
-from tests.support.sandbox import StartHosted, ask, post_turn, requires_bwrap
+from tests.support.sandbox import PODRACING_OBSERVATION, StartHosted, ask, post_turn, requires_bwrap
 
 pytestmark = requires_bwrap
 
@@ -65,11 +65,10 @@ def test_decide_bot_runs_the_text_not_the_cookie(hosted: StartHosted, secret: st
 @pytest.mark.skipif(not game_adapter_exists("podracing"), reason="no podracing text adapter")
 @pytest.mark.parametrize("cookie", COOKIES, ids=["line-1", "line-2"])
 def test_codingame_script_runs_the_text_not_the_cookie(hosted: StartHosted, secret: str, cookie: str) -> None:
-    from tests.sandbox.test_examples import OBSERVATION
 
     bot = hosted(codingame_script(cookie), contract="codingame", game="podracing")
     assert bot.start_error is None, bot.log_tail()
-    response = post_turn(bot.socket_path, secret, OBSERVATION, game="podracing")
+    response = post_turn(bot.socket_path, secret, PODRACING_OBSERVATION, game="podracing")
     assert response.status_code == 200, (response.text, bot.log_tail())
     assert [pod["x"] for pod in response.json()["action"]["pods"]] == [0, 0], bot.log_tail()
 

@@ -15,11 +15,13 @@ import pytest
 
 from shared.sandbox import cgroups
 from shared.sandbox.cgroups import detect
-from tests.support.sandbox import requires_bwrap
+from tests.support.sandbox import OWN_HOST, requires_bwrap
 
 pytestmark = [requires_bwrap, pytest.mark.skipif(detect() is None, reason="no usable cgroup hierarchy here")]
 
-OWNER = r"""
+OWNER = (
+    OWN_HOST
+    + r"""
 import sys, time
 from shared.sandbox import start_bot
 from shared.protocol.signing import generate_secret
@@ -29,6 +31,7 @@ bot.freeze()
 print(bot.cgroup.dirs[next(iter(bot.cgroup.dirs))].name, *bot.cgroup.pids(), flush=True)
 time.sleep(600)
 """
+)
 
 
 def _alive(pid: int) -> bool:
@@ -39,10 +42,10 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def test_the_frozen_sandbox_of_a_killed_owner_is_swept_by_the_next_one() -> None:
+def test_the_frozen_sandbox_of_a_killed_owner_is_swept_by_the_next_one(own_host_tag: str) -> None:
     owner = subprocess.Popen(
-        [sys.executable, "-c", OWNER], stdout=subprocess.PIPE, text=True, start_new_session=True,
-        cwd=Path(__file__).resolve().parents[2],
+        [sys.executable, "-c", OWNER, own_host_tag],
+        stdout=subprocess.PIPE, text=True, start_new_session=True, cwd=Path(__file__).resolve().parents[2],
     )  # fmt: skip
     assert owner.stdout is not None
     name, *pids = owner.stdout.readline().split()

@@ -34,6 +34,21 @@ HOSTED_WORKER_ENV = {
     "ARENA_SANDBOX_REUSE_MATCHES": "1",
 }
 
+COUNTING_SOURCE = """
+CALLS = 0
+
+
+def decide(observation):
+    global CALLS
+    CALLS += 1
+    pods = []
+    for pod in observation["pods"]:
+        x, y = observation["checkpoints"][pod["next_checkpoint"]]
+        pods.append({"x": x, "y": y, "thrust": 100, "message": f"hosted {CALLS}"})
+    return {"pods": pods}
+"""
+"""A podracing bot that says how many turns its module has played: 1 again in a fresh sandbox."""
+
 BATTLE_BOTS_SOURCE = (ROOT / "shared" / "games" / "battle" / "bots.py").read_text()
 
 

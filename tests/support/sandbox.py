@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
+import subprocess
+import time
 import uuid
+from pathlib import Path
 from typing import Any, Protocol, TypedDict, Unpack
 
 import httpx
@@ -18,6 +22,11 @@ from shared.sandbox.uids import SandboxUids
 requires_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"
 )
+
+
+OWN_HOST = "import sys\nfrom shared.sandbox import cgroups\ncgroups.host_tag = lambda: sys.argv[1]\n"
+"""The start of a `python -c` script that owns sandboxes as the host its first argument names (the
+sandbox tests' `own_host_tag` fixture)."""
 
 
 class HostedOptions(TypedDict, total=False):
@@ -36,6 +45,50 @@ class StartHosted(Protocol):
     def __call__(
         self, source: str, limits: SandboxLimits | None = None, **options: Unpack[HostedOptions]
     ) -> SandboxedBot: ...
+
+
+def _pod(x: float, y: float, nxt: int = 1) -> dict[str, Any]:
+    return {
+        "x": x,
+        "y": y,
+        "vx": 0,
+        "vy": 0,
+        "angle": 0,
+        "next_checkpoint": nxt,
+        "checkpoints_passed": 0,
+        "boost_available": True,
+        "shield_cooldown": 0,
+    }
+
+
+PODRACING_OBSERVATION: dict[str, Any] = {
+    "turn": 0,
+    "player": 0,
+    "laps": 3,
+    "checkpoint_count": 3,
+    "checkpoints": [[1000, 1000], [8000, 2000], [5000, 7000]],
+    "max_thrust": 100,
+    "pods": [_pod(1000, 1200), _pod(1000, 800)],
+    "opponents": [_pod(1100, 1500), _pod(1100, 500)],
+}
+"""A podracing turn early in a race: what the example bots and hosted scripts are asked."""
+
+
+def wait_listening(path: Path, process: subprocess.Popen[Any], timeout: float = 10.0) -> None:
+    """Wait until `process` accepts connections on the Unix socket `path`. The file appears when the
+    socket is bound, a moment before the server listens on it: until then a connection is refused."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise AssertionError(f"the server exited with {process.returncode} before listening on {path}")
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                probe.connect(str(path))
+            return
+        except (FileNotFoundError, ConnectionRefusedError):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"nothing listens on {path} after {timeout} s") from None
+            time.sleep(0.02)
 
 
 def turn_body(observation: Any, *, turn: int = 0, game: str = "test") -> bytes:

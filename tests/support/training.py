@@ -18,7 +18,7 @@ from shared.db.models import Job, TrainingCheckpoint, TrainingMetric, TrainingRu
 from shared.db.session import session_scope
 from shared.events import EventStream, TrainingEvent
 from shared.states import JobStatus
-from tests.support.accounts import Account
+from tests.support.accounts import Account, unique
 from tests.support.processes import PYTHON, ManagedProcess
 
 API = "/api/v1/training/runs"
@@ -110,6 +110,19 @@ def create_run(
     assert answer.status_code == 201, answer.text
     created: dict[str, Any] = answer.json()
     return created
+
+
+def create_default_run(client: TestClient, owner: Account, **config: Any) -> dict[str, Any]:
+    """A training run of `owner` with the default config (but `config`) and a 100,000-step budget,
+    created through the API (for the pages: no worker takes it)."""
+    answer = client.post(
+        API,
+        json={"name": unique("run"), "budget": {"steps": 100_000}, "config": config},
+        headers=owner.headers,
+    )
+    assert answer.status_code == 201, answer.text
+    run: dict[str, Any] = answer.json()
+    return run
 
 
 def wait_for(check: Callable[[], Any], what: str, *workers: ManagedProcess, timeout: float = 30.0) -> Any:

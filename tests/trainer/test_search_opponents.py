@@ -34,8 +34,8 @@ def _real_race_states(seed: int, every: int) -> tuple[list[Race], list[list[dict
     races: list[Race] = []
     seen: list[list[dict[str, object]]] = []
     while not match.finished:
-        if match.race.turn % every == 0:  # type: ignore[attr-defined]
-            races.append(copy.deepcopy(match.race))  # type: ignore[attr-defined]
+        if match.race.turn % every == 0:
+            races.append(copy.deepcopy(match.race))
             seen.append([match.observation(0), match.observation(1)])
         match.step([bots.runner(match.observation(0)), search(match.observation(1))])
     return races, seen

@@ -218,7 +218,9 @@ class PodracingGame(Game):
         '"message": "hi"}]}: one entry per pod, thrust 0-100, "BOOST" or "SHIELD"'
     )
 
-    def create_match(self, seed: int, config: dict[str, JSON] | None = None, num_players: int = 2) -> Match:
+    def create_match(
+        self, seed: int, config: dict[str, JSON] | None = None, num_players: int = 2
+    ) -> PodracingMatch:
         if num_players != NUM_PLAYERS:
             raise ValueError(f"podracing is played by exactly {NUM_PLAYERS} players, not {num_players}")
         return PodracingMatch(seed, PodracingConfig.model_validate(config or {}))

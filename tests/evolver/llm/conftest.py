@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from services.evolver.llm import LlmClient
-from tests.evolver.llm.fakes import TEST_PRICE, FakeLlmServer
+from tests.support.fake_llm import TEST_PRICE, FakeLlmServer
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ in-process transport."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,8 +25,8 @@ from services.evolver.llm import (
 from services.evolver.llm.builtin import EXPLORE_AFTER, PATIENCE, ROOT_FOCUSES
 from services.evolver.search.code import extract_code
 from services.evolver.search.diffs import apply_blocks, parse_blocks
+from tests.support.evolver_prompts import SEED, child_prompt
 
-SEED = (Path(__file__).resolve().parents[3] / "services/evolver/seeds/battle_weak.py").read_text()
 SCHEMAS = {spec["function"]["name"]: spec["function"]["parameters"] for spec in TOOL_SPECS}
 
 
@@ -184,22 +183,6 @@ def test_an_unreadable_tool_result_gets_a_fresh_look() -> None:
 def test_the_root_is_deterministic() -> None:
     messages = conversation(("spawn_child", run_block(children_this_generation=1)))
     assert builtin_root_answer(messages, TOOL_SPECS) == builtin_root_answer(messages, TOOL_SPECS)
-
-
-def child_prompt(code: str = SEED, *, inspirations: tuple[str, ...] = ()) -> str:
-    parts = [
-        "# Your task\n\nTune the numeric constants.",
-        f"{contract.PARENT_HEADING} p3 (fitness 0.412)\n\n```python\n{code.rstrip()}\n```",
-        "## Evaluation feedback of p3\n\n{}",
-    ]
-    parts += [
-        f"{contract.INSPIRATION_HEADING} p{4 + i} (fitness 0.5)\n\n```python\n{c.rstrip()}\n```"
-        for i, c in enumerate(inspirations)
-    ]
-    parts.append(
-        "Answer with SEARCH/REPLACE blocks against p3, or the whole new program in one ```python block."
-    )
-    return "\n\n".join(parts)
 
 
 def test_the_child_answers_with_blocks_that_apply() -> None:

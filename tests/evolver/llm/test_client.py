@@ -18,7 +18,7 @@ from services.evolver.llm import (
     MemoryBudget,
     OutcomeStatus,
 )
-from tests.evolver.llm.fakes import (
+from tests.support.fake_llm import (
     FakeLlmServer,
     completion,
     drop_before_answer,

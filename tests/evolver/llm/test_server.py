@@ -21,7 +21,7 @@ from services.evolver.llm import (
     MemoryBudget,
 )
 from services.evolver.search.diffs import apply_blocks, parse_blocks
-from tests.evolver.llm.test_builtin import SEED, child_prompt
+from tests.support.evolver_prompts import SEED, child_prompt
 from tests.support.processes import ManagedProcess
 
 

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from shared.games.battle.game import BattleMatch
-from tests.games.battle.helpers import pos, scenario
+from tests.support.battle_scenarios import pos, scenario
 
 
 def _match() -> BattleMatch:

@@ -16,8 +16,8 @@ from shared.games.battle.bots import idle
 from shared.games.battle.game import BattleGame
 from shared.games.registry import get_game
 from shared.games.replay import play_local, resimulate
-from tests.games.battle.helpers import run_turns, scenario
 from tests.support import schema_check
+from tests.support.battle_scenarios import run_turns, scenario
 
 GAME = BattleGame()
 SHORT = {"time_limit_s": 12.0}

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from shared.games.base import JSON, GameEvent
-from tests.games.battle.helpers import pos, run_turns, scenario
+from tests.support.battle_scenarios import pos, run_turns, scenario
 
 
 def _kinds(events: list[GameEvent], kind: str) -> list[GameEvent]:

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from shared.games.battle.game import BattleMatch
-from tests.games.battle.helpers import run_turns, scenario
+from tests.support.battle_scenarios import run_turns, scenario
 
 
 def _seen(match: BattleMatch, player: int, unit: int = 0) -> list[str]:

@@ -6,7 +6,7 @@ import json
 import math
 
 from shared.games.battle.game import BattleMatch
-from tests.games.battle.helpers import scenario
+from tests.support.battle_scenarios import scenario
 
 
 def _match() -> BattleMatch:

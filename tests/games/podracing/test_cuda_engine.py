@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from shared.games.podracing.engine import RaceConfig
-from tests.games.podracing.test_torch_parity import play_parity
+from tests.support.podracing_parity import play_parity
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shared.games.podracing.engine import PodCommand, RaceEvent
-from tests.games.podracing.helpers import idle, place, race
+from tests.support.podracing_races import idle, place, race
 
 
 def _kinds(events: list[RaceEvent]) -> list[tuple[str, int | None, int | None]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shared.games.podracing.engine import PodCommand, round_half_away, truncate
-from tests.games.podracing.helpers import idle, place, race, with_command
+from tests.support.podracing_races import idle, place, race, with_command
 
 
 def test_rotation_is_clamped_to_18_degrees_then_thrust_follows_new_heading() -> None:

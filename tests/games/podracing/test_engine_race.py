@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from shared.games.podracing.engine import PodCommand, Race, RaceConfig, generate_track
-from tests.games.podracing.helpers import idle, place, race
+from tests.support.podracing_races import idle, place, race
 
 TRACK = [(10000, 5000), (5000, 0), (20000, 20000)]
 

@@ -15,13 +15,18 @@ bots on the ladder are read per request.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 from markupsafe import Markup
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -133,11 +138,25 @@ def _read_doc(name: str) -> str | None:
         return None
 
 
+CODE_BREAK = re.compile(r"([_./,])(?=\w)")
+"""Where a line may break inside inline code: after `_ . / ,` followed by more of the word."""
+
+
+def _code_inline(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, _options: OptionsDict, _env: EnvType
+) -> str:
+    """Inline code with a break opportunity (`<wbr>`) after each CODE_BREAK: `units_per_player` in a
+    narrow table column breaks as `units_per_` / `player`, never inside a word."""
+    text = CODE_BREAK.sub(r"\1<wbr>", escapeHtml(tokens[idx].content))
+    return f"<code{renderer.renderAttrs(tokens[idx])}>{text}</code>"
+
+
 def split_doc(markdown: str) -> RulesDoc:
     """The document cut at its `##` headings, each part rendered and filed by subject (SUBJECTS).
     A part's own heading is dropped where the page gives the subject its heading, and kept one
     level down (`<h3>`) under "more"; `###` inside a part becomes `<h3>` (`<h4>` under "more")."""
     parser = MarkdownIt("commonmark", {"html": False}).enable("table")
+    parser.add_render_rule("code_inline", _code_inline)
     tokens = parser.parse(markdown)
     if tokens and tokens[0].type == "heading_open" and tokens[0].tag == "h1":
         tokens = tokens[3:]

@@ -118,7 +118,7 @@ class EvolutionPage {
 
   boot() {
     const chartCanvas = this.root.querySelector("[data-fitness-chart] canvas");
-    this.chart = new LineChart(chartCanvas, [], {});
+    this.chart = new LineChart(chartCanvas, [], { xStep: 1 });
     this.heatmap = new HeatMap(this.root.querySelector("[data-heatmap]"), (name) => this.openProgram(name));
     this.lineage = new LineageTree(this.root.querySelector("[data-lineage]"), (name) => this.openProgram(name));
     setupKeyForm(this.root, () => (this.started ? window.location.reload() : this.start()));
@@ -303,16 +303,15 @@ class EvolutionPage {
     if (!spend) return;
     const rows = spend.lines.map((line) => {
       const tr = document.createElement("tr");
+      tr.append(el("td", "", line.role), el("td", "", line.model));
       for (const value of [
-        line.role,
-        line.model,
         formatNumber(line.calls),
         formatNumber(line.failed),
         formatNumber(line.prompt_tokens),
         formatNumber(line.completion_tokens),
         usd(line.cost_usd),
       ]) {
-        tr.append(el("td", "", value));
+        tr.append(el("td", "num", value));
       }
       return tr;
     });
@@ -336,7 +335,8 @@ class EvolutionPage {
     if (!payoff) return;
     await this.nameBots(payoff.opponents);
     const head = document.createElement("tr");
-    for (const title of ["program", "generation", "fitness", "Nash fitness"]) head.append(el("th", "", title));
+    head.append(el("th", "", "program"));
+    for (const title of ["generation", "fitness", "Nash fitness"]) head.append(el("th", "num", title));
     for (const opponent of payoff.opponents) head.append(this.opponentHeader(opponent));
     this.root.querySelector("[data-payoff-head]").replaceChildren(head);
     const rows = payoff.rows.map((row) => {
@@ -347,11 +347,11 @@ class EvolutionPage {
       name.addEventListener("click", () => this.openProgram(row.program));
       const first = el("td");
       first.append(name);
-      tr.append(first, el("td", "", String(row.generation)), el("td", "", fitness(row.fitness)), el("td", "", fitness(row.nash_fitness)));
+      tr.append(first, el("td", "num", String(row.generation)), el("td", "num", fitness(row.fitness)), el("td", "num", fitness(row.nash_fitness)));
       const cells = new Map(row.cells.map((c) => [c.opponent, c]));
       for (const opponent of payoff.opponents) {
         const c = cells.get(opponent);
-        tr.append(el("td", "", c ? `${formatRate(c.win_rate)} (${c.games})` : "-"));
+        tr.append(el("td", "num", c ? `${formatRate(c.win_rate)} (${c.games})` : "-"));
       }
       return tr;
     });
@@ -359,7 +359,7 @@ class EvolutionPage {
       const mix = document.createElement("tr");
       mix.className = "evolution-mixture";
       mix.append(el("th", "", "opponents' mixture"), el("td"), el("td"), el("td"));
-      for (const opponent of payoff.opponents) mix.append(el("td", "", formatRate(payoff.mixture[opponent])));
+      for (const opponent of payoff.opponents) mix.append(el("td", "num", formatRate(payoff.mixture[opponent])));
       rows.push(mix);
     }
     this.root.querySelector("[data-payoff]").replaceChildren(...rows);
@@ -394,7 +394,7 @@ class EvolutionPage {
     const fleet = FLEET_KEY.exec(key);
     const name = fleet && this.botNames.has(fleet[1]) ? this.botNames.get(fleet[1])
       : key.startsWith("file:") ? key.slice(5).split("/").pop() || key : key;
-    const th = el("th");
+    const th = el("th", "num");
     th.scope = "col";
     th.dataset.opponent = key;
     const label = fleet ? el("a", "trunc", name) : el("span", "trunc", name);

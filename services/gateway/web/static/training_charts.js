@@ -35,12 +35,13 @@ export function tickLabel(value, step) {
   return value.toFixed(decimalsOf(step));
 }
 
-/** Rounded tick values covering [low, high]. */
-export function niceTicks(low, high, count = TICKS) {
+/** Rounded tick values covering [low, high], at least `minStep` apart (1: whole numbers only). */
+export function niceTicks(low, high, count = TICKS, minStep = 0) {
   if (!(high > low)) return [low];
   const raw = (high - low) / count;
   const magnitude = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= raw) ?? raw;
+  const nice = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= raw) ?? raw;
+  const step = Math.max(nice, minStep);
   const ticks = [];
   for (let tick = Math.ceil(low / step) * step; tick <= high + step * 1e-9; tick += step) {
     ticks.push(Math.abs(tick) < step * 1e-9 ? 0 : tick);
@@ -87,8 +88,9 @@ function tracePath(ctx, points, px, py, width) {
 
 export class LineChart {
   /**
-   * canvas: the <canvas> to draw on; series: [{key, label, color}]; options: {min?, max?}: fixed
-   * y bounds (win rates are 0..1), otherwise the range of the data.
+   * canvas: the <canvas> to draw on; series: [{key, label, color}]; options: {min?, max?, xStep?}:
+   * fixed y bounds (win rates are 0..1), otherwise the range of the data; the smallest step between
+   * x ticks (1 where x counts whole things, such as generations).
    */
   constructor(canvas, series, options = {}) {
     this.canvas = canvas;
@@ -202,11 +204,14 @@ export class LineChart {
     }
     ctx.textAlign = "center";
     ctx.textBaseline = "top";
-    const xTicks = niceTicks(xLow, xHigh);
+    const xTicks = niceTicks(xLow, xHigh, TICKS, this.options.xStep || 0);
     const xStep = xTicks.length > 1 ? xTicks[1] - xTicks[0] : Math.abs(xHigh - xLow) || 1;
     for (const tick of xTicks) {
+      const label = tickLabel(tick, xStep);
+      // Centred under its tick, but never cut by the canvas's edge (the last tick is at the right).
+      const half = ctx.measureText(label).width / 2;
       ctx.fillStyle = TEXT;
-      ctx.fillText(tickLabel(tick, xStep), px(tick), bottom + 6);
+      ctx.fillText(label, Math.min(Math.max(px(tick), half + 1), width - half - 1), bottom + 6);
     }
     ctx.strokeStyle = AXIS;
     ctx.beginPath();
@@ -217,7 +222,7 @@ export class LineChart {
 
     ctx.save();
     ctx.beginPath();
-    ctx.rect(left, top - 2, right - left, bottom - top + 4);
+    ctx.rect(left - 3, top - 3, right - left + 6, bottom - top + 6); // a point at an end is drawn whole
     ctx.clip();
     ctx.lineWidth = 1.75;
     ctx.lineJoin = "round";

@@ -33,6 +33,8 @@ const PLAYER_COLOURS = [
 const MARKED = new Set(["checkpoint", "collision", "boost", "shield", "win", "timeout"]);
 const FIELD = "#131a26";
 const OUTSIDE = "#0b0e14";
+/** A band outside the field narrower than this (CSS pixels) is covered by the field instead. */
+const SEAM_PX = 3;
 
 /** The timeline's legend: what each marker kind stands for. */
 export const markerKinds = {
@@ -110,22 +112,49 @@ export function prepare(replay, options = {}) {
   return model;
 }
 
-/** The part of the field worth showing: the checkpoints and wherever a pod went, plus a margin. */
+/**
+ * The part of the field worth showing (model.view): the checkpoints and wherever a pod went, plus a
+ * margin, cut to the field, so that nothing outside it is shown unless a pod went there
+ * (model.limit: the field, grown to hold every position a pod reached).
+ */
 function growBounds(model, from) {
   const margin = CHECKPOINT_RADIUS + 400;
   let b = model.bounds;
-  const take = (x, y) => {
-    if (!Number.isFinite(x) || !Number.isFinite(y)) return;
-    if (!b) b = { x0: x, y0: y, x1: x, y1: y };
-    b = { x0: Math.min(b.x0, x), y0: Math.min(b.y0, y), x1: Math.max(b.x1, x), y1: Math.max(b.y1, y) };
+  let pods = model.podBounds;
+  const take = (box, x, y) => {
+    if (!Number.isFinite(x) || !Number.isFinite(y)) return box;
+    if (!box) return { x0: x, y0: y, x1: x, y1: y };
+    return { x0: Math.min(box.x0, x), y0: Math.min(box.y0, y), x1: Math.max(box.x1, x), y1: Math.max(box.y1, y) };
   };
-  if (from === 0) for (const [x, y] of model.checkpoints) take(x, y);
+  if (from === 0) for (const [x, y] of model.checkpoints) b = take(b, x, y);
   const frames = model.replay.frames;
-  for (let i = from; i < frames.length; i += 1) for (const pod of frames[i]?.pods || []) take(pod.x, pod.y);
+  for (let i = from; i < frames.length; i += 1) {
+    for (const pod of frames[i]?.pods || []) {
+      b = take(b, pod.x, pod.y);
+      pods = take(pods, pod.x, pod.y);
+    }
+  }
   model.bounds = b;
+  model.podBounds = pods;
+  const field = { x0: 0, y0: 0, x1: model.width, y1: model.height };
+  // A pod that went outside the field is shown there, with the same margin.
+  model.limit = pods
+    ? {
+        x0: pods.x0 < field.x0 ? pods.x0 - margin : field.x0,
+        y0: pods.y0 < field.y0 ? pods.y0 - margin : field.y0,
+        x1: pods.x1 > field.x1 ? pods.x1 + margin : field.x1,
+        y1: pods.y1 > field.y1 ? pods.y1 + margin : field.y1,
+      }
+    : field;
+  const limit = model.limit;
   model.view = b
-    ? { x0: b.x0 - margin, y0: b.y0 - margin, x1: b.x1 + margin, y1: b.y1 + margin }
-    : { x0: 0, y0: 0, x1: model.width, y1: model.height };
+    ? {
+        x0: Math.max(limit.x0, b.x0 - margin),
+        y0: Math.max(limit.y0, b.y0 - margin),
+        x1: Math.min(limit.x1, b.x1 + margin),
+        y1: Math.min(limit.y1, b.y1 + margin),
+      }
+    : field;
 }
 
 /** Live: new frames and events were appended from frame `fromFrame` on. */
@@ -142,7 +171,10 @@ function index(model, from) {
     const turn = typeof frames[i]?.turn === "number" ? frames[i].turn : i;
     model.frameOfTurn.set(turn, i);
   }
-  if (from === 0) model.bounds = null;
+  if (from === 0) {
+    model.bounds = null;
+    model.podBounds = null;
+  }
   growBounds(model, from);
   if (from === 0) {
     model.collisions = [];
@@ -248,15 +280,54 @@ function podAt(model, t, j) {
   };
 }
 
-/** World to canvas: the interesting part of the field (model.view) scaled to fit, centred. */
+/**
+ * Where a window `length` long lies on one axis, as its centre: centred on the part worth showing
+ * [a0, a1], moved to stay within [l0, l1] where it fits there, else centred on that (an even
+ * letterbox on both sides).
+ */
+function place(a0, a1, length, l0, l1) {
+  if (length >= l1 - l0) return (l0 + l1) / 2;
+  const start = Math.min(Math.max((a0 + a1 - length) / 2, l0), l1 - length);
+  return start + length / 2;
+}
+
+/**
+ * World to canvas: model.view widened to the canvas's shape and scaled to fill it, centred. A
+ * band of what lies outside the field narrower than SEAM_PX would read as a stray line along its
+ * edge: the field is scaled to cover it instead (cutting as little off the other sides).
+ */
 function layout(model, view) {
   const area = model.view;
-  const w = area.x1 - area.x0;
-  const h = area.y1 - area.y0;
-  const scale = Math.min(view.width / w, view.height / h);
-  const left = (view.width - w * scale) / 2 - area.x0 * scale;
-  const top = (view.height - h * scale) / 2 - area.y0 * scale;
-  return { scale, x: (wx) => left + wx * scale, y: (wy) => top + wy * scale };
+  const limit = model.limit || { x0: 0, y0: 0, x1: model.width, y1: model.height };
+  const aspect = view.width / view.height;
+  let w = Math.max(1, area.x1 - area.x0);
+  let h = Math.max(1, area.y1 - area.y0);
+  if (w / h < aspect) w = h * aspect;
+  else h = w / aspect;
+  const seam = (SEAM_PX * w) / view.width;
+  if (w > limit.x1 - limit.x0 && w - (limit.x1 - limit.x0) < seam) w = limit.x1 - limit.x0;
+  if (h > limit.y1 - limit.y0 && h - (limit.y1 - limit.y0) < seam) h = limit.y1 - limit.y0;
+  const cx = place(area.x0, area.x1, w, limit.x0, limit.x1);
+  const cy = place(area.y0, area.y1, h, limit.y0, limit.y1);
+  const scale = Math.max(view.width / w, view.height / h);
+  return {
+    scale,
+    x: (wx) => view.width / 2 + (wx - cx) * scale,
+    y: (wy) => view.height / 2 + (wy - cy) * scale,
+  };
+}
+
+/** What lies outside the field (where the view goes beyond it), a shade darker, on whole pixels. */
+function drawOutside(ctx, model, map, view) {
+  const left = Math.round(map.x(0));
+  const top = Math.round(map.y(0));
+  const right = Math.round(map.x(model.width));
+  const bottom = Math.round(map.y(model.height));
+  ctx.fillStyle = OUTSIDE;
+  if (left > 0) ctx.fillRect(0, 0, left, view.height);
+  if (right < view.width) ctx.fillRect(right, 0, view.width - right, view.height);
+  if (top > 0) ctx.fillRect(0, 0, view.width, top);
+  if (bottom < view.height) ctx.fillRect(0, bottom, view.width, view.height - bottom);
 }
 
 export function draw(ctx, model, t, view) {
@@ -264,13 +335,12 @@ export function draw(ctx, model, t, view) {
   const frameIndex = Math.min(frames.length - 1, Math.max(0, Math.floor(t)));
   const frame = frames[frameIndex] || {};
   const map = layout(model, view);
-  const s = map.scale;
 
-  // The field is an area a shade lighter than what lies outside it (pods may leave it), not a line.
-  ctx.fillStyle = OUTSIDE;
-  ctx.fillRect(0, 0, view.width, view.height);
+  // The field fills the canvas; what lies outside it (where a pod went, or an even letterbox) is a
+  // shade darker, never a line.
   ctx.fillStyle = FIELD;
-  ctx.fillRect(map.x(0), map.y(0), model.width * s, model.height * s);
+  ctx.fillRect(0, 0, view.width, view.height);
+  drawOutside(ctx, model, map, view);
 
   drawTrack(ctx, model, map);
 

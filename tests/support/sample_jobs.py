@@ -1,7 +1,7 @@
 """A job kind for tests only, wired the way a real service wires its own (trainer, evolver): a route,
 a handler, and a chunk task on the service's queue with its limits on the task.
 
-    celery -A tests.jobs.sample_service worker -Q training -c 1
+    celery -A tests.support.sample_jobs worker -Q training -c 1
 
 Every chunk logs "started" in its own committed transaction before it works (so a chunk killed
 mid-way still shows it started), sleeps, and writes its result row in the transaction that commits

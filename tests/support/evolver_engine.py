@@ -11,7 +11,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from sqlalchemy import select
+import redis
+from sqlalchemy import select, update
 
 from services.evolver.llm import builtin_completion
 from services.evolver.store import programs as program_store
@@ -20,6 +21,7 @@ from shared.db.models import EvolutionEvent, EvolutionLlmCall, EvolutionProgram,
 from shared.db.session import session_scope
 from shared.evolution import EvolutionConfig, new_run
 from shared.jobs import run_chunk
+from shared.queue import QUEUE_EVOLUTION
 from shared.states import EvolutionEventKind, JobStatus
 
 PRICED_MODEL = "test-priced"
@@ -173,6 +175,20 @@ def config(**overrides: Any) -> EvolutionConfig:
         else:
             base[key] = value
     return EvolutionConfig.model_validate(base)
+
+
+def stop_earlier_runs() -> None:
+    """Stop the evolution runs that earlier tests of this session left queued or running, and empty
+    the evolution queue: an evolver worker started next takes only what its test queues then. (The
+    API tests create runs that no worker takes; a worker started later would work them first, a
+    chunk for up to its `chunk_seconds`.)"""
+    with session_scope() as session:
+        session.execute(
+            update(Job)
+            .where(Job.queue == QUEUE_EVOLUTION, Job.status.in_([JobStatus.QUEUED, JobStatus.RUNNING]))
+            .values(status=JobStatus.STOPPED, lease_owner=None, lease_token=None)
+        )
+    redis.Redis.from_url(get_settings().redis_url).delete(QUEUE_EVOLUTION)
 
 
 def make_user(prefix: str = "evo") -> uuid.UUID:

@@ -2,7 +2,7 @@
 functions the API calls, as the evolver and the trainer do.
 
 Each task records its outcome as JSON under `report_key` in the test Redis database: the new ids, or
-the domain error's class, message and details. Started with `celery -A tests.bots.worker_tasks`;
+the domain error's class, message and details. Started with `celery -A tests.support.bot_tasks`;
 the queue is test-only, so no real worker ever takes these tasks.
 """
 
@@ -27,7 +27,7 @@ TASK_REGISTER_HOSTED = "arena_test.bots.register_hosted"
 TASK_ADD_VERSION = "arena_test.bots.add_version"
 
 app = celery_app
-"""What `celery -A tests.bots.worker_tasks` picks up."""
+"""What `celery -A tests.support.bot_tasks` picks up."""
 
 # The app refuses queues it does not declare; the test queue is declared here, in the test worker
 # and in the test process that sends to it, the way the app declares its own.
