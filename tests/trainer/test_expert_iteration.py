@@ -66,6 +66,7 @@ def _commands(actions: list[dict[str, Any]]) -> Commands:
     return target.float(), thrust.float(), boost, shield
 
 
+@pytest.mark.slow
 def test_a_worker_given_a_prior_answers_what_the_hybrid_bot_answers_in_process() -> None:
     source = _hybrid_source(_student(1))
     env = _env_after(5)
