@@ -45,15 +45,18 @@ FAST_TESTS := not e2e and not browser and not slow and not gpu
 # runs them one after the other in one process. Bytecode is cached under .pytest_cache/pycache even
 # where PYTHONDONTWRITEBYTECODE is set: every worker and every process a test starts would compile
 # the tree again otherwise.
+# `make test` (CI) stays serial by default (FULL_TEST_WORKERS=3 runs it in parallel): three tests of
+# the full suite still fail when run beside others (docs/architecture.md#checks).
 TEST_WORKERS ?= 3
+FULL_TEST_WORKERS ?= 0
 PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/.pytest_cache/pycache \
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(PY) -m pytest --dist loadgroup
 
 test: install ## the whole test suite against real PostgreSQL, Redis, processes and sandboxes, on 3 processes (CI runs this)
-	$(PYTEST) --durations=25 $(PYTEST_ARGS)
+	$(PYTEST) -n $(FULL_TEST_WORKERS) --durations=25 $(PYTEST_ARGS)
 
 test-fast: install ## the suite without the e2e, browser, slow and gpu tests (markers in pyproject.toml), on 3 processes
-	$(PYTEST) -m "$(FAST_TESTS)" $(PYTEST_ARGS)
+	$(PYTEST) -n $(TEST_WORKERS) -m "$(FAST_TESTS)" $(PYTEST_ARGS)
 
 check: lint typecheck ## everything CI checks besides the tests: ruff (lint and format) and mypy
 
