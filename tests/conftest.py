@@ -243,17 +243,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:  # noqa: ARG001 (
     gc.freeze()
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under `--dist loadgroup`, xdist sends the tests of an `xdist_group` to one worker and every
-    other test anywhere; here a module's tests go to one worker too, one after the other (a module
-    fixture then starts once, not once per worker that runs one of its tests)."""
-    if config.getvalue("dist") != "loadgroup":
-        return None
-    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
-
-    class ByGroupOrModule(LoadScopeScheduling):  # type: ignore[misc]
-        def _split_scope(self, nodeid: str) -> str:
-            return nodeid.rsplit("@", 1)[-1] if "@" in nodeid else nodeid.split("::", 1)[0]
-
-    return ByGroupOrModule(config, log)
+    other test anywhere; here a test without a group of its own joins its module's, so that a
+    module's tests go to one worker, one after the other (a module fixture then starts once, not
+    once per worker that runs one of its tests). It runs in the workers, which collect (xdist sets
+    their `loadgroup` option), and first, so that xdist reads the marks it adds."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
