@@ -15,7 +15,7 @@ import time
 import torch
 
 from services.trainer.actions import ACTION_SETS
-from services.trainer.imitation import BUILTIN_TEACHERS, BuiltinTeacher
+from services.trainer.imitation import BATCHED_TEACHERS, BuiltinTeacher
 from services.trainer.measure import measure_play
 from services.trainer.opponents import OpponentKind
 
@@ -29,7 +29,7 @@ def main() -> None:
     options = parser.parse_args()
     torch.set_num_threads(options.threads)
     for name in options.sets:
-        for teacher_name in BUILTIN_TEACHERS:
+        for teacher_name in BATCHED_TEACHERS:
             teacher = BuiltinTeacher(teacher_name)
             started = time.perf_counter()
             cells = []

@@ -10,7 +10,8 @@ on the training device, so labelling costs about one opponent's move per turn.
 student's own current policy as its prior (the hybrid bot), in worker processes
 (`search_opponents.py`), so each label is the first move of a plan the search scores at least as
 high as the policy's own plan. The trainer hands it the student's weights every iteration
-(`SearchTeacher.follow`); a decision costs about `search_opponent.iterations` / 4 ms of a core.
+(`SearchTeacher.follow`); a decision at 60 plans costs 17 to 19 ms of a core
+(scripts/measure_prior_agreement.py).
 
 DAgger (Ross et al., 2011) in `ppo.Trainer`: the teacher drives the first round, the student from
 the second; every visited state is labelled by the teacher and kept in `LabelledStates`, and the
@@ -40,14 +41,27 @@ BUILTIN_TEACHERS = (*BATCHED_TEACHERS, SEARCH_TEACHER)
 
 
 class Teacher(Protocol):
+    """Who labels the student's states. The teachers below subclass it for its defaults: a teacher
+    that needs nothing of the student and holds no processes, cheap enough for PPO's teacher term."""
+
     name: str
+    labels_during_ppo: bool = True
+    """Whether PPO after the imitate stage may ask for labels (its decaying teacher term)."""
 
     def labels(self, env: TrainingEnv) -> torch.Tensor:
         """[B, 2] the teacher's action for player 0's pods in the env's current states."""
         ...
 
+    def follow(self, actor: DeepSets) -> None:  # noqa: ARG002 (most teachers need no student)
+        """The student's current policy, before a rollout it labels (the search teacher's prior)."""
+        return None
 
-class BuiltinTeacher:
+    def close(self) -> None:
+        """Stop what the teacher started besides torch."""
+        return None
+
+
+class BuiltinTeacher(Teacher):
     """A scripted built-in's commands, as the nearest action of the student's set."""
 
     def __init__(self, name: str) -> None:
@@ -74,11 +88,13 @@ def nearest_labels(env: TrainingEnv, commands: Commands) -> torch.Tensor:
     return nearest_actions(env.table, rotation, share, shield, boost)
 
 
-class SearchTeacher:
+class SearchTeacher(Teacher):
     """The search bot seeded with the student's policy (expert iteration's expert), deciding for
     player 0 in every race in `workers` processes; `follow` gives it the student's current weights."""
 
     name = SEARCH_TEACHER
+    labels_during_ppo = False
+    """A search decision per race and turn: too dear for every PPO state."""
 
     def __init__(
         self, *, workers: int, iterations: int, seed: int, shape: NetShapeConfig, action_set: str
@@ -107,7 +123,7 @@ class SearchTeacher:
         self.searchers.close()
 
 
-class PolicyTeacher:
+class PolicyTeacher(Teacher):
     """A trained actor (same features, same action set): its most likely action."""
 
     def __init__(

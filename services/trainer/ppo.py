@@ -15,7 +15,6 @@ change its config at an iteration boundary and resume it from a checkpoint file)
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -176,7 +175,7 @@ class Trainer:
             raise ValueError(f"search_opponent.races ({searching.races}) exceeds num_envs ({args.num_envs})")
         self.search = (
             SearchOpponents(
-                workers=min(searching.workers, os.cpu_count() or 1),
+                workers=searching.workers,
                 iterations=searching.iterations,
                 seed=args.seed,
             )
@@ -201,7 +200,7 @@ class Trainer:
         if spec == SEARCH_TEACHER:
             searching = self.args.search_opponent
             return SearchTeacher(
-                workers=min(searching.workers, os.cpu_count() or 1),
+                workers=searching.workers,
                 iterations=searching.iterations,
                 seed=self.args.seed,
                 shape=self.args.shape,
@@ -272,7 +271,7 @@ class Trainer:
         """Stop what the run started besides torch: the search opponents' and teacher's processes."""
         if self.search is not None:
             self.search.close()
-        if isinstance(self.teacher, SearchTeacher):
+        if self.teacher is not None:
             self.teacher.close()
 
     def _actor_fn(self, weights: dict[str, torch.Tensor]) -> PolicyFn:
@@ -288,11 +287,11 @@ class Trainer:
 
     def teacher_weight(self) -> float:
         """Weight of the cross-entropy to the teacher in PPO: imitation_coef after the imitate
-        stage, decaying linearly to 0 over imitation_decay_steps; for the search teacher, none:
-        labelling every PPO state would cost a search decision per race and turn."""
-        if isinstance(self.teacher, SearchTeacher):
+        stage, decaying linearly to 0 over imitation_decay_steps; none for a teacher too dear to
+        label PPO's states (`Teacher.labels_during_ppo`)."""
+        if self.teacher is None or not self.teacher.labels_during_ppo:
             return 0.0
-        if self.teacher is None or self.imitation_end_step is None or self.stage == Stage.IMITATE:
+        if self.imitation_end_step is None or self.stage == Stage.IMITATE:
             return 0.0
         since = self.global_step - self.imitation_end_step
         return self.args.imitation_coef * max(0.0, 1.0 - since / max(1, self.args.imitation_decay_steps))
@@ -359,7 +358,7 @@ class Trainer:
         dones = torch.zeros(T, B, device=device)
         values = torch.zeros(T, B, P, device=device)
         tally = _Tally(device)
-        if label and isinstance(self.teacher, SearchTeacher):
+        if self.teacher is not None and label:
             self.teacher.follow(agent.actor)  # expert iteration: the search improves on the student now
 
         def learner(features: torch.Tensor) -> torch.Tensor:

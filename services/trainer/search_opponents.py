@@ -18,6 +18,7 @@ are the search teacher of expert iteration (`imitation.SearchTeacher`), deciding
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import weakref
@@ -97,9 +98,11 @@ def _stop(processes: list[subprocess.Popen[str]]) -> None:
 
 
 class SearchOpponents:
-    """`workers` search processes driving player `player` in the races they are asked about."""
+    """`workers` search processes (never more than the machine's cores) driving player `player` in
+    the races they are asked about."""
 
     def __init__(self, *, workers: int, iterations: int, seed: int, player: int = 1) -> None:
+        workers = min(workers, os.cpu_count() or 1)
         command = [sys.executable, "-m", "services.trainer.search_worker"]
         command += ["--seed", str(seed), "--iterations", str(iterations)]
         self.player = player

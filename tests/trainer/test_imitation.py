@@ -14,7 +14,7 @@ import torch
 from services.trainer.actions import ActionTable, Kind, nearest_actions
 from services.trainer.curriculum import Stage
 from services.trainer.env import TrainingEnv, command_rotation, policy_commands
-from services.trainer.imitation import BuiltinTeacher
+from services.trainer.imitation import BATCHED_TEACHERS, BuiltinTeacher, Teacher
 from services.trainer.measure import measure
 from services.trainer.opponents import OpponentKind
 from services.trainer.ppo import Args, Trainer
@@ -43,7 +43,7 @@ def test_the_nearest_action_by_hand() -> None:
     assert table.kind[16] == Kind.BOOST
 
 
-class RecordingTeacher:
+class RecordingTeacher(Teacher):
     """The blocker, recording what it labelled and what it would have ordered."""
 
     def __init__(self) -> None:
@@ -156,3 +156,17 @@ def test_a_resumed_run_goes_back_to_imitating_a_new_teacher(tmp_path: Path) -> N
     assert metrics["stage"] == "imitate"
     assert "imitation_agreement" in metrics
     assert resumed.iteration == trainer.iteration + 1
+
+
+@pytest.mark.slow
+def test_the_action_set_measurement_plays_every_batched_teacher(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scripts.measure_action_sets labels with the built-ins that have a batched copy: the search
+    teacher, a built-in teacher too, has none."""
+    from scripts import measure_action_sets
+
+    monkeypatch.setattr("sys.argv", ["measure_action_sets", "--races", "2", "--turns", "2", "--sets", "r3t2"])
+    measure_action_sets.main()
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(")")[1].split()[0] for line in lines] == list(BATCHED_TEACHERS)
