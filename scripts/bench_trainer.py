@@ -7,8 +7,10 @@ Run: `.venv/bin/python -m scripts.bench_trainer [--device cpu|cuda] [--num-envs 
 - the training rollout (features of all four pods, the policy sampling both of player 0's pods,
   the opponent's commands, rewards, auto-reset), and
 - the whole PPO iteration (rollout + GAE + minibatch epochs), as `Trainer.iterate` reports it,
+- the lookahead teacher's labels (`imitation.LookaheadTeacher`, its default settings: 2 x 17 copies
+  of every race played 20 turns), in labelled race-turns per second,
 
-and the ratios of the last two to the first. The runner stage is used, so the opponent is the
+and the ratios of the last three to the first. The runner stage is used, so the opponent is the
 scripted runner or blocker (self-play adds one batched forward pass of the policy per turn).
 """
 
@@ -21,6 +23,7 @@ import torch
 
 from scripts.bench_podracing import bench_torch
 from services.trainer.curriculum import Stage
+from services.trainer.imitation import LookaheadTeacher
 from services.trainer.ppo import Trainer, args_from_dict
 
 
@@ -52,6 +55,20 @@ def bench_rollout(trainer: Trainer, turns: int) -> float:
     return turns * env.num_envs / (time.perf_counter() - start)
 
 
+def bench_lookahead(trainer: Trainer, calls: int) -> float:
+    """Race-turns per second labelled by the lookahead teacher on the trainer's races."""
+    args, device = trainer.args, trainer.device
+    teacher = LookaheadTeacher(args.lookahead, gamma=args.gamma, weights=args.rewards)
+    teacher.follow(trainer.agent)
+    teacher.targets(trainer.env)  # warm-up
+    _sync(device)
+    start = time.perf_counter()
+    for _ in range(calls):
+        teacher.targets(trainer.env)
+    _sync(device)
+    return calls * trainer.env.num_envs / (time.perf_counter() - start)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -62,6 +79,7 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     parser.add_argument("--seconds", type=float, default=5.0, help="time of the engine-only measure")
+    parser.add_argument("--label-calls", type=int, default=2, help="lookahead labelling calls timed")
     options = parser.parse_args()
     if options.threads:
         torch.set_num_threads(options.threads)
@@ -102,6 +120,7 @@ def main() -> None:
         steps += num_envs * options.num_steps
     _sync(device)
     training = steps / (time.perf_counter() - start)
+    labelling = bench_lookahead(trainer, options.label_calls)
 
     engine_rate = engine.with_runner_per_s
     assert engine_rate is not None
@@ -109,6 +128,7 @@ def main() -> None:
         (f"torch engine alone (runner commands, K={collision_iters})", engine_rate),
         ("training rollout (features, policy, opponent, rewards)", rollout),
         ("whole PPO loop (rollout + GAE + update)", training),
+        ("lookahead teacher's labels (2 x 17 copies x 20 turns)", labelling),
     ]
     print(f"{'what':58} {'env steps/s':>14} {'vs engine':>10}")
     for label, value in rows:

@@ -165,8 +165,9 @@ def _add_train(add: AddParser) -> None:
     train.add_argument(
         "--imitate",
         metavar="TEACHER",
-        help="start by imitating TEACHER (builtin:runner, builtin:blocker, a checkpoint file, or "
-        "builtin:search seeded with the student's own policy: expert iteration) with DAgger, then "
+        help="start by imitating TEACHER (builtin:runner, builtin:blocker, a checkpoint file, or, for "
+        "expert iteration, builtin:lookahead or builtin:search, which improve on the student's own "
+        "policy) with DAgger, then "
         "fine-tune with PPO; with --resume, the trained run goes back to an imitate stage with this teacher",
     )
     train.add_argument(

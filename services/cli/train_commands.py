@@ -121,17 +121,26 @@ def _new_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Trainer:
         raise CliError(_short(exc)) from None
 
 
-def _search_opponent(value: Any) -> dict[str, Any]:
-    """A resumed run's new search_opponent settings, checked against their bounds."""
-    from pydantic import ValidationError
+def _resume_section(name: str, value: Any) -> dict[str, Any]:
+    """A resumed run's new settings of section `name` (search_opponent, lookahead), checked against
+    their bounds."""
+    from pydantic import BaseModel, ValidationError
 
-    from shared.training.config import SearchOpponentConfig
+    from shared.training.config import LookaheadConfig, SearchOpponentConfig
 
+    sections: dict[str, type[BaseModel]] = {
+        "search_opponent": SearchOpponentConfig,
+        "lookahead": LookaheadConfig,
+    }
     try:
-        return SearchOpponentConfig.model_validate(value).model_dump()
+        return sections[name].model_validate(value).model_dump()
     except ValidationError as exc:
         where, message = first_problem(exc)
-        raise CliError(f"--config: search_opponent{'.' + where if where else ''}: {message}") from None
+        raise CliError(f"--config: {name}{'.' + where if where else ''}: {message}") from None
+
+
+RESUME_SECTIONS = ("search_opponent", "lookahead")
+"""The RESUME_FIELDS that are sections of settings, not numbers."""
 
 
 def _resumed_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Trainer:
@@ -145,10 +154,11 @@ def _resumed_trainer(args: argparse.Namespace, config: dict[str, Any]) -> Traine
         )
     if args.num_envs is not None:
         config = config | {"num_envs": args.num_envs}
-    if "search_opponent" in config:
-        config = config | {"search_opponent": _search_opponent(config["search_opponent"])}
+    for name in RESUME_SECTIONS:
+        if name in config:
+            config = config | {name: _resume_section(name, config[name])}
     for name in RESUME_FIELDS:
-        if name == "search_opponent":
+        if name in RESUME_SECTIONS:
             continue
         value = config.get(name, 1)
         whole = name not in ("imitation_lr", "imitation_coef")

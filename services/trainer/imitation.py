@@ -6,7 +6,11 @@ commands, `opponents.py`, mapped to the nearest action, `actions.nearest_actions
 policy (a checkpoint's actor: its argmax, when it has the same action set). All of it is batched
 on the training device, so labelling costs about one opponent's move per turn.
 
-`builtin:search` is the exception, and the expert of expert iteration: the search bot with the
+Expert iteration has two teachers that improve on the student itself. `builtin:lookahead`
+(`lookahead.py`) is batched on the device too: it plays every action of each pod in copies of the
+race, then the policy's own moves, and labels with the action the values favour (or, with
+`lookahead.soft_labels`, a distribution over the actions: `Teacher.targets`). `builtin:search` is
+the other: the search bot with the
 student's own current policy as its prior (the hybrid bot), in worker processes
 (`search_opponents.py`), so each label is the first move of a plan the search scores at least as
 high as the policy's own plan. The trainer hands it the student's weights every iteration
@@ -15,28 +19,33 @@ high as the policy's own plan. The trainer hands it the student's weights every 
 
 DAgger (Ross et al., 2011) in `ppo.Trainer`: the teacher drives the first round, the student from
 the second; every visited state is labelled by the teacher and kept in `LabelledStates`, and the
-student is trained on the aggregate by cross-entropy.
+student is trained on the aggregate by cross-entropy to the teacher's distribution (all of it on
+one action unless the lookahead's labels are soft).
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Protocol
 
 import torch
+import torch.nn.functional as F
 
 from services.trainer.actions import nearest_actions
 from services.trainer.env import TrainingEnv, command_rotation
 from services.trainer.export import export_agent
+from services.trainer.lookahead import Lookahead, soft_targets
 from services.trainer.opponents import Commands, blocker_commands, runner
-from services.trainer.policy import DeepSets, action_count, deterministic_action
+from services.trainer.policy import Agent, DeepSets, action_count, deterministic_action
 from services.trainer.search_opponents import SearchOpponents
 from shared.games.podracing.torch_engine import TorchRaces
-from shared.training.config import NetShapeConfig
+from shared.training.config import LookaheadConfig, NetShapeConfig, RewardWeightsConfig
 
 BATCHED_TEACHERS = ("builtin:runner", "builtin:blocker")
 """The built-ins that have a vectorised copy (`opponents.py`), labelling on the device."""
 SEARCH_TEACHER = "builtin:search"
-BUILTIN_TEACHERS = (*BATCHED_TEACHERS, SEARCH_TEACHER)
+LOOKAHEAD_TEACHER = "builtin:lookahead"
+BUILTIN_TEACHERS = (*BATCHED_TEACHERS, SEARCH_TEACHER, LOOKAHEAD_TEACHER)
 """Every built-in teacher (shared.training.config.TEACHER_PATTERN; a test keeps them equal)."""
 
 
@@ -52,8 +61,13 @@ class Teacher(Protocol):
         """[B, 2] the teacher's action for player 0's pods in the env's current states."""
         ...
 
-    def follow(self, actor: DeepSets) -> None:  # noqa: ARG002 (most teachers need no student)
-        """The student's current policy, before a rollout it labels (the search teacher's prior)."""
+    def targets(self, env: TrainingEnv) -> torch.Tensor:
+        """[B, 2, A] the teacher's distribution over the actions for player 0's pods, what the
+        student learns (by default all of it on the teacher's action)."""
+        return F.one_hot(self.labels(env), len(env.table)).to(torch.float32)
+
+    def follow(self, agent: Agent) -> None:  # noqa: ARG002 (most teachers need no student)
+        """The student now, before a rollout the teacher labels (the prior of the searches)."""
         return None
 
     def close(self) -> None:
@@ -103,10 +117,10 @@ class SearchTeacher(Teacher):
         self.action_set = action_set
         self.searchers = SearchOpponents(workers=workers, iterations=iterations, seed=seed, player=0)
 
-    def follow(self, actor: DeepSets) -> None:
-        """Use `actor` (the student now) as the search's prior from the next labels on."""
+    def follow(self, agent: Agent) -> None:
+        """Use the student's actor as the search's prior from the next labels on."""
         source = export_agent(
-            actor,
+            agent.actor,
             self.shape,
             source="the student in expert iteration",
             action_set=self.action_set,
@@ -121,6 +135,61 @@ class SearchTeacher(Teacher):
 
     def close(self) -> None:
         self.searchers.close()
+
+
+class LookaheadTeacher(Teacher):
+    """A policy improved by lookahead (`lookahead.Lookahead`), batched on the device: from the values
+    of every action of each pod, the most likely action of that policy's own distribution
+    reweighted by the values (`lookahead.soft_targets`; with `soft_labels`, that distribution).
+
+    The policy improved upon is a frozen copy of the student, taken when the teacher first labels
+    and again every `refresh_iterations` rollouts: a teacher that moved with every update of the
+    student followed it into collapse (docs/trainer.md, "Expert iteration by lookahead")."""
+
+    name = LOOKAHEAD_TEACHER
+    labels_during_ppo = False
+    """2 x A races played `horizon` turns per race and turn: too dear for every PPO state."""
+
+    def __init__(self, config: LookaheadConfig, *, gamma: float, weights: RewardWeightsConfig) -> None:
+        self.config = config
+        self.gamma = gamma
+        self.weights = weights
+        self.reference: Agent | None = None
+        self.rollouts = 0
+
+    def follow(self, agent: Agent) -> None:
+        refresh = self.config.refresh_iterations
+        if self.reference is None or (refresh > 0 and self.rollouts % refresh == 0):
+            self.reference = copy.deepcopy(agent).eval()
+            self.reference.requires_grad_(False)
+        self.rollouts += 1
+
+    def values(self, env: TrainingEnv) -> torch.Tensor:
+        """[B, 2, A] the value of every action of player 0's pods in the env's races."""
+        if self.reference is None:
+            raise RuntimeError("the lookahead teacher improves on a student: call follow(agent) first")
+        lookahead = Lookahead(
+            self.reference,
+            env.table,
+            horizon=self.config.horizon,
+            gamma=self.gamma,
+            weights=self.weights,
+            bootstrap=self.config.bootstrap,
+        )
+        return lookahead.action_values(env.races, env.runners, env.opponent)
+
+    @torch.no_grad()
+    def targets(self, env: TrainingEnv) -> torch.Tensor:
+        values = self.values(env)
+        assert self.reference is not None  # values() raises without one
+        prior = self.reference.log_probs(env.features[:, :2])
+        targets = soft_targets(values, self.config.temperature, prior)
+        if self.config.soft_labels:
+            return targets
+        return F.one_hot(targets.argmax(-1), targets.shape[-1]).to(targets.dtype)
+
+    def labels(self, env: TrainingEnv) -> torch.Tensor:
+        return self.targets(env).argmax(-1)
 
 
 class PolicyTeacher(Teacher):
@@ -146,24 +215,31 @@ class PolicyTeacher(Teacher):
 
 
 class LabelledStates:
-    """The aggregate DAgger trains on: features and teacher labels, a ring of at most `capacity`
-    pod-states on the device (the oldest leave first)."""
+    """The aggregate DAgger trains on: features and the teacher's distributions over the actions
+    (half precision: probabilities need no more), a ring of at most `capacity` pod-states on the
+    device (the oldest leave first)."""
 
-    def __init__(self, capacity: int, obs_dim: int, device: torch.device) -> None:
+    def __init__(self, capacity: int, obs_dim: int, actions: int, device: torch.device) -> None:
         self.obs = torch.zeros(capacity, obs_dim, device=device)
-        self.labels = torch.zeros(capacity, dtype=torch.long, device=device)
+        self.targets = torch.zeros(capacity, actions, dtype=torch.float16, device=device)
         self.size = 0
         self._next = 0
 
-    def add(self, obs: torch.Tensor, labels: torch.Tensor) -> None:
+    def add(self, obs: torch.Tensor, targets: torch.Tensor) -> None:
         capacity = self.obs.shape[0]
-        obs, labels = obs[-capacity:], labels[-capacity:]
+        obs, targets = obs[-capacity:], targets[-capacity:]
         index = (self._next + torch.arange(obs.shape[0], device=obs.device)) % capacity
         self.obs[index] = obs
-        self.labels[index] = labels
+        self.targets[index] = targets.to(self.targets.dtype)
         self._next = (self._next + obs.shape[0]) % capacity
         self.size = min(capacity, self.size + obs.shape[0])
 
     def sample(self, count: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """`count` states drawn with replacement: features [count, obs] and targets [count, A]."""
         index = torch.randint(self.size, (count,), generator=generator, device=generator.device)
-        return self.obs[index], self.labels[index]
+        return self.obs[index], self.targets[index].to(torch.float32)
+
+
+def soft_cross_entropy(log_p: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy from the student's log-probabilities [N, A] to target distributions [N, A]."""
+    return -(targets * log_p).sum(-1).mean()

@@ -32,12 +32,15 @@ from services.trainer.curriculum import Stage, draw_opponents, next_stage
 from services.trainer.env import PolicyFn, StepResult, TrainingEnv
 from services.trainer.features import OBS_DIM
 from services.trainer.imitation import (
+    LOOKAHEAD_TEACHER,
     SEARCH_TEACHER,
     BuiltinTeacher,
     LabelledStates,
+    LookaheadTeacher,
     PolicyTeacher,
     SearchTeacher,
     Teacher,
+    soft_cross_entropy,
 )
 from services.trainer.league import League, LeagueEntry
 from services.trainer.opponents import OpponentKind
@@ -141,8 +144,9 @@ class Rollout:
     rewards: torch.Tensor
     dones: torch.Tensor
     values: torch.Tensor
-    labels: torch.Tensor | None
-    """The teacher's actions on these states (imitate stage, or a teacher term in PPO)."""
+    targets: torch.Tensor | None
+    """[T, B, P, A] the teacher's distributions over the actions on these states (imitate stage,
+    or a teacher term in PPO)."""
     tally: _Tally
     seconds: float
 
@@ -195,8 +199,10 @@ class Trainer:
         """Training wall time over all chunks and resumes."""
 
     def _load_teacher(self, spec: str) -> Teacher:
-        """A built-in, the search seeded with the student (expert iteration), or a checkpoint's
-        policy (same action set)."""
+        """A built-in, the lookahead or the search improving on the student (expert iteration), or a
+        checkpoint's policy (same action set)."""
+        if spec == LOOKAHEAD_TEACHER:
+            return LookaheadTeacher(self.args.lookahead, gamma=self.args.gamma, weights=self.args.rewards)
         if spec == SEARCH_TEACHER:
             searching = self.args.search_opponent
             return SearchTeacher(
@@ -352,14 +358,14 @@ class Trainer:
         label = self.teacher is not None and (self.stage == Stage.IMITATE or self.teacher_weight() > 0)
         obs = torch.zeros(T, B, P, OBS_DIM, device=device)
         actions = torch.zeros(T, B, P, dtype=torch.long, device=device)
-        labels = torch.zeros(T, B, P, dtype=torch.long, device=device) if label else None
+        targets = torch.zeros(T, B, P, len(env.table), device=device) if label else None
         logprobs = torch.zeros(T, B, P, device=device)
         rewards = torch.zeros(T, B, P, device=device)
         dones = torch.zeros(T, B, device=device)
         values = torch.zeros(T, B, P, device=device)
         tally = _Tally(device)
         if self.teacher is not None and label:
-            self.teacher.follow(agent.actor)  # expert iteration: the search improves on the student now
+            self.teacher.follow(agent)  # expert iteration: the searches improve on the student now
 
         def learner(features: torch.Tensor) -> torch.Tensor:
             return agent.sample(features)
@@ -371,10 +377,10 @@ class Trainer:
             obs[step] = next_obs[:, :P]  # player 0's pods come first
             dones[step] = next_done
             played: torch.Tensor | None = None
-            if labels is not None:
+            if targets is not None:
                 assert self.teacher is not None
-                labels[step] = self.teacher.labels(env)
-                played = labels[step] if teacher_drives else None
+                targets[step] = self.teacher.targets(env)
+                played = targets[step].argmax(-1) if teacher_drives else None
             with torch.no_grad():
                 action, logprob, _, value = agent.act(obs[step], played)
             actions[step], logprobs[step], values[step] = action, logprob, value
@@ -384,7 +390,7 @@ class Trainer:
             tally.add(result, env.league_slot)
         self._next_obs, self._next_done = next_obs, next_done
         seconds = time.perf_counter() - started
-        return Rollout(obs, actions, logprobs, rewards, dones, values, labels, tally, seconds)
+        return Rollout(obs, actions, logprobs, rewards, dones, values, targets, tally, seconds)
 
     def _advantages(self, rollout: Rollout) -> tuple[torch.Tensor, torch.Tensor]:
         """Every pod's own GAE; a race's end ends both of its pods' episodes."""
@@ -430,8 +436,9 @@ class Trainer:
             returns.reshape(-1),
             rollout.values.reshape(-1),
         )
-        b_labels = rollout.labels.reshape(-1) if rollout.labels is not None else None
-        teacher_w = self.teacher_weight() if b_labels is not None else 0.0
+        actions_count = len(self.env.table)
+        b_targets = rollout.targets.reshape(-1, actions_count) if rollout.targets is not None else None
+        teacher_w = self.teacher_weight() if b_targets is not None else 0.0
         actor_w = 0.0 if self.critic_warming() else 1.0
         batch = b_obs.shape[0]
         minibatch = max(1, batch // args.num_minibatches)
@@ -458,8 +465,8 @@ class Trainer:
                 ).mean()
                 v_loss = self._value_loss(new_value, b_values[idx], b_returns[idx])
                 entropy_loss = entropy(log_p).mean()
-                if b_labels is not None and teacher_w > 0:
-                    teacher_loss = -log_p.gather(-1, b_labels[idx, None]).mean()
+                if b_targets is not None and teacher_w > 0:
+                    teacher_loss = soft_cross_entropy(log_p, b_targets[idx])
                 rl_loss = pg_loss - args.ent_coef * entropy_loss
                 self._step(actor_w * rl_loss + teacher_w * teacher_loss + v_loss * args.vf_coef)
             if args.target_kl is not None and approx_kl.item() > args.target_kl:
@@ -482,21 +489,21 @@ class Trainer:
         loss on as many of the rollout's states (the critic's warm-up, on the student's own races
         from the second round)."""
         args, agent = self.args, self.agent
-        assert rollout.labels is not None
+        assert rollout.targets is not None
         b_obs = rollout.obs.reshape(-1, OBS_DIM)
-        b_labels = rollout.labels.reshape(-1)
+        b_targets = rollout.targets.reshape(-1, rollout.targets.shape[-1])
         b_returns, b_values = returns.reshape(-1), rollout.values.reshape(-1)
         with torch.no_grad():
-            agreement = (agent.actor(b_obs).argmax(-1) == b_labels).float().mean().item()
+            agreement = (agent.actor(b_obs).argmax(-1) == b_targets.argmax(-1)).float().mean().item()
         if self.labelled is None:
-            self.labelled = LabelledStates(args.imitation_buffer, OBS_DIM, self.device)
-        self.labelled.add(b_obs, b_labels)
+            self.labelled = LabelledStates(args.imitation_buffer, OBS_DIM, b_targets.shape[-1], self.device)
+        self.labelled.add(b_obs, b_targets)
         zero = torch.zeros((), device=self.device)
         ce_loss = v_loss = entropy_loss = zero
         for _ in range(args.imitation_updates):
-            states, labels = self.labelled.sample(args.imitation_minibatch, self.generator)
+            states, targets = self.labelled.sample(args.imitation_minibatch, self.generator)
             log_p = agent.log_probs(states)
-            ce_loss = -log_p.gather(-1, labels[:, None]).mean()
+            ce_loss = soft_cross_entropy(log_p, targets)
             with torch.no_grad():
                 entropy_loss = entropy(log_p).mean()
             idx = torch.randint(

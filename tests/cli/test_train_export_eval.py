@@ -177,6 +177,18 @@ def test_clear_errors(
         "--config: search_opponent.races: Input should be greater than or equal to 0",
     )
     assert_one_line_error(
+        run_cli(
+            "train",
+            "podracing",
+            "--resume",
+            shipped,
+            "--config",
+            '{"lookahead": {"horizon": 0}}',
+            cwd=tmp_path,
+        ),
+        "--config: lookahead.horizon: Input should be greater than or equal to 1",
+    )
+    assert_one_line_error(
         run_cli("eval", "builtin:nobody", "--races", "2", cwd=tmp_path), "unknown built-in bot 'nobody'"
     )
     monkeypatch.chdir(tmp_path)

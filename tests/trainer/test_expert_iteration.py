@@ -87,7 +87,7 @@ def test_the_search_teachers_labels_are_the_hybrids_moves_on_the_students_states
     env = _env_after(9)
     teacher = SearchTeacher(workers=2, iterations=6, seed=5, shape=SHAPE, action_set="r5t3")
     try:
-        teacher.follow(student.actor)
+        teacher.follow(student)
         labels = teacher.labels(env)
     finally:
         teacher.close()

@@ -98,7 +98,8 @@ def test_dagger_labels_are_the_teachers_actions_on_the_students_states() -> None
         trainer.labelled.obs[: trainer.labelled.size], torch.cat(teacher.features).reshape(-1, 56)
     )
     assert torch.equal(
-        trainer.labelled.labels[: trainer.labelled.size], torch.cat(teacher.labels_given).flatten()
+        trainer.labelled.targets[: trainer.labelled.size].argmax(-1),
+        torch.cat(teacher.labels_given).flatten(),
     )
     # Each label is the teacher's order on that state, to the grid: same kind; for a thrust, the
     # rotation within half a grid step (9 degrees / 2) of the teacher's (clamped to 18) and the

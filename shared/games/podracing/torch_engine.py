@@ -584,6 +584,49 @@ class TorchRaces:
         best = torch.maximum(passed[0::2], passed[1::2])
         write(self._episode_passed, torch.where(ended[None, :], best, take(self._episode_passed)))
 
+    # ---------------------------------------------------------------- copies
+
+    def _race_state(self) -> tuple[torch.Tensor, ...]:
+        """Every tensor that holds race state, the race as its last dimension (what a copy needs;
+        the auto-reset's drawn next tracks are not state of the race being played)."""
+        return (
+            self._packed.floats,
+            self._packed.ints,
+            self._angle,
+            self._shield_cd,
+            self._boost_available,
+            self._shield_active,
+            self._invalid,
+            self._episode_passed,
+            self.turn,
+            self.finished,
+            self.winner,
+            self.winning_pod,
+            self.reason,
+            self.just_finished,
+            self.episode_winner,
+            self.episode_reason,
+            self.episode_turns,
+        )
+
+    def repeated(self, repeats: int) -> TorchRaces:
+        """A new batch holding each race `repeats` times in a row (race n at n*repeats ..
+        n*repeats + repeats - 1), without auto-reset: lookahead plays different moves from copies
+        of one state, and a race that ends in a copy stays ended."""
+        if repeats < 1:
+            raise ValueError("repeats must be at least 1")
+        copy = TorchRaces(
+            self.num_races * repeats,
+            self.config,
+            device=self.device,
+            dtype=self.dtype,
+            collision_iters=self.collision_iters,
+            compact=self.compact,
+        )
+        for source, target in zip(self._race_state(), copy._race_state(), strict=True):
+            target.copy_(source.repeat_interleave(repeats, dim=-1))
+        return copy
+
     # ---------------------------------------------------------------- ranking
 
     def distance_sq(self) -> torch.Tensor:
