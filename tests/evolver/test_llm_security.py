@@ -30,7 +30,7 @@ from sqlalchemy import update
 
 from services.evolver.commands import worker_command
 from shared.config import LlmEndpoint, ModelPrice, Settings, get_settings
-from shared.db.models import EvolutionLlmCall, EvolutionRun, User
+from shared.db.models import EvolutionLlmCall, User
 from shared.db.session import session_scope
 from shared.evolution import (
     EvolutionConfig,
@@ -40,6 +40,7 @@ from shared.evolution import (
     new_run,
     operator_allowance,
 )
+from shared.jobs import enqueue_job
 from shared.states import JobStatus, UserRole
 from tests.support.evolver_engine import (
     PRICED_MODEL,
@@ -220,6 +221,28 @@ def start(
         return run.id, run.job_id
 
 
+def start_legacy(settings: Settings, cfg: EvolutionConfig) -> tuple[uuid.UUID, uuid.UUID]:
+    """A run as stored before runs had to bring their key (none stored), its chunk sent only once
+    the row says so: the worker, idle and waiting, must never see the run with its key."""
+    owner = make_user("sec")
+    with session_scope() as session:
+        user = session.get(User, owner)
+        assert user is not None
+        run, job = new_run(
+            session,
+            settings,
+            user,
+            name=f"sec-{uuid.uuid4().hex[:6]}",
+            game="battle",
+            config=cfg,
+            api_key=USER_KEY,
+        )
+        run.api_key_encrypted = None
+        session.commit()
+        enqueue_job(job)  # as create_run sends it: after the commit
+        return run.id, job.id
+
+
 def wait_at_rest(job_id: uuid.UUID, worker: ManagedProcess, timeout: float = 180) -> JobStatus:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -254,13 +277,8 @@ def test_a_run_of_its_own_url_uses_its_own_key_and_never_the_operators(
         assert set(stub.authorizations) == {f"Bearer {USER_KEY}"}
 
         # A run stored before runs had to bring their key: the worker refuses it, sends nothing.
-        legacy_id, legacy_job = start(settings, cfg, api_key=USER_KEY)
-        with session_scope() as session:
-            session.execute(
-                update(EvolutionRun).where(EvolutionRun.id == legacy_id).values(api_key_encrypted=None)
-            )
-            session.commit()
         asked = len(stub.authorizations)
+        legacy_id, legacy_job = start_legacy(settings, cfg)
         assert wait_at_rest(legacy_job, worker) == JobStatus.FAILED
         assert "no key of its own" in (job_row(legacy_job).error or "")
         assert len(stub.authorizations) == asked, "nothing was sent without the run's own key"

@@ -17,7 +17,7 @@ from shared.games.replay import decompress
 from shared.replay_store import load_replay
 from tests.support.bot_processes import RunningBot
 from tests.support.hosted_worker import COUNTING_SOURCE, register_hosted_bot, sandbox_dirs
-from tests.support.match_runner import queue_match, start_worker, wait_for_match
+from tests.support.match_runner import cancel_earlier_matches, queue_match, start_worker, wait_for_match
 from tests.support.processes import ManagedProcess
 
 pytestmark = pytest.mark.slow
@@ -47,6 +47,7 @@ def sandbox_tmp() -> Iterator[Path]:
 def hosted_worker(database_url: str, redis_url: str, sandbox_tmp: Path) -> Iterator[ManagedProcess]:  # noqa: ARG001 (requested for its side effect)
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
+    cancel_earlier_matches()  # the sandboxes in sandbox_tmp are then those of this module's matches only
     process = start_worker("hosted-worker", {"TMPDIR": str(sandbox_tmp), "ARENA_SANDBOX_BACKEND": "bwrap"})
     yield process
     process.stop()

@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.bot_processes import RunningBot
 from tests.support.hosted_worker import COUNTING_SOURCE, register_hosted_bot, sandbox_dirs
-from tests.support.match_runner import queue_match, start_worker, wait_for_match
+from tests.support.match_runner import cancel_earlier_matches, queue_match, start_worker, wait_for_match
 
 pytestmark = pytest.mark.slow
 
@@ -29,6 +29,7 @@ def test_sandboxes_a_worker_kept_are_stopped_when_it_stops(
         pytest.skip("bubblewrap is not installed")
     tmp = Path(tempfile.mkdtemp(prefix="arena-runner-tmp-"))
     os.chmod(tmp, 0o755)
+    cancel_earlier_matches()  # the worker then plays this test's match only, and keeps its sandbox alone
     worker = start_worker("keeping-worker", {"TMPDIR": str(tmp), "ARENA_SANDBOX_BACKEND": "bwrap"})
     try:
         hosted = register_hosted_bot(user_id, "podracing", COUNTING_SOURCE, "decide", "hosted")

@@ -21,7 +21,7 @@ from shared.matches import TASK_PLAY_MATCH
 from shared.ports import free_port
 from shared.worker_metrics import ProcessTreeCollector
 from tests.support.bot_processes import RunningBot
-from tests.support.match_runner import WORKER_ENV, queue_match, wait_for_match
+from tests.support.match_runner import WORKER_ENV, cancel_earlier_matches, queue_match, wait_for_match
 from tests.support.processes import PYTHON, ManagedProcess
 
 MATCHES = 6
@@ -46,6 +46,7 @@ def test_both_pool_processes_are_counted_on_the_one_port(
     leftover.write_bytes(b"a previous run's counts")  # must be wiped, not summed (nor choked on)
     port = free_port()
     url = f"http://127.0.0.1:{port}/metrics"
+    cancel_earlier_matches()  # the worker then plays, and counts, this test's matches only
     worker = ManagedProcess(
         [
             *worker_command(concurrency=2, name=f"pool-metrics-{uuid.uuid4().hex[:6]}@%h", python=PYTHON),
@@ -88,11 +89,15 @@ def test_both_pool_processes_are_counted_on_the_one_port(
 @pytest.mark.slow
 def test_the_process_tree_collector_adds_the_childrens_cpu() -> None:
     burn = (
-        "import time\nend = time.process_time() + 0.6\nwhile time.process_time() < end: pass\ntime.sleep(30)"
+        "import time\nend = time.process_time() + 0.6\nwhile time.process_time() < end: pass\n"
+        "print('burnt', flush=True)\ntime.sleep(30)"
     )
-    child = subprocess.Popen([sys.executable, "-c", burn])
+    child = subprocess.Popen([sys.executable, "-c", burn], stdout=subprocess.PIPE, text=True)
     try:
-        time.sleep(1.5)  # the child has burned its CPU and sleeps
+        assert child.stdout is not None
+        # The child says when it has burned its CPU: on a loaded machine that takes several times
+        # the 0.6 s of wall time it would take alone.
+        assert child.stdout.readline().strip() == "burnt"
         own = time.process_time()
         samples = {s.name: s.value for family in ProcessTreeCollector().collect() for s in family.samples}
         assert samples["process_cpu_seconds_total"] >= own + 0.5

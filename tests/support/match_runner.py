@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any, TypedDict
 
 import pytest
-from sqlalchemy import select
+import redis
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from services.match_runner.commands import worker_command
@@ -23,6 +24,8 @@ from shared.crypto import encrypt_secret
 from shared.db.models import Bot, Match, MatchParticipant, Rating, User
 from shared.db.session import session_scope
 from shared.matches import create_match, enqueue_match
+from shared.queue import QUEUE_MATCHES
+from shared.states import MatchStatus
 from tests.support.bot_processes import RunningBot
 from tests.support.processes import PYTHON, ManagedProcess
 
@@ -55,6 +58,21 @@ def start_worker(name: str, env: dict[str, str] | None = None) -> ManagedProcess
     )
     worker.wait_log("ready.", timeout=60)
     return worker
+
+
+def cancel_earlier_matches() -> None:
+    """Cancel the matches that earlier tests of this session left queued or running, and empty the
+    matches queue: a worker started next plays only what its own tests queue then. (The gateway's
+    tests queue matches that no worker takes, hosted bots' among them; a worker started later would
+    play them first, and keep their sandboxes beside its own tests'.)"""
+    with session_scope() as session:
+        session.execute(
+            update(Match)
+            .where(Match.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING]))
+            .values(status=MatchStatus.CANCELLED)
+        )
+    with redis.Redis.from_url(get_settings().redis_url) as client:
+        client.delete(QUEUE_MATCHES)
 
 
 def queue_match(

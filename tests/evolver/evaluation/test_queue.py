@@ -10,7 +10,8 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
 
 from services.evolver.evaluation.matches import QueueExecutor, fleet_opponents
 from services.evolver.evaluation.records import MatchSpec, Outcome
@@ -172,29 +173,33 @@ def test_create_match_rules_for_evaluations(owner: uuid.UUID) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("database_url")
-def test_fleet_opponents_spread_over_the_ratings(owner: uuid.UUID) -> None:
-    game = "battle"  # a game no other test here rates, so the fleet is exactly these bots
+def test_fleet_opponents_spread_over_the_ratings(owner: uuid.UUID, db_session: Session) -> None:
+    game = "battle"
+    # The fleet must be exactly these bots, but this process's database is shared with every test
+    # module it ran before (under xdist, any of them: the gateway's leave active battle bots). In
+    # this test's one transaction, rolled back after it, those are set aside.
+    db_session.execute(
+        update(Bot).where(Bot.game == game, Bot.status == BotStatus.ACTIVE).values(status=BotStatus.INACTIVE)
+    )
     ids = []
-    with session_scope() as session:
-        for i in range(9):
-            bot = Bot(
-                owner_id=owner,
-                name=f"fleet-{i}-{uuid.uuid4().hex[:6]}",
-                game=game,
-                kind="http",
-                endpoint="http://127.0.0.1:9",
-                secret_encrypted=encrypt_secret(get_settings(), generate_secret()),
-                status=BotStatus.ACTIVE if i != 4 else BotStatus.SUSPENDED,
-            )
-            session.add(bot)
-            session.flush()
-            ordinal = float(10 * i)
-            session.add(Rating(bot_id=bot.id, game=game, mu=25.0, sigma=1.0, ordinal=ordinal))
-            ids.append(bot.id)
-    with session_scope() as session:
-        picked = fleet_opponents(session, game, 3, exclude_bot_ids=[ids[8]], rng=random.Random(1))
-        everyone = fleet_opponents(session, game, 50, exclude_bot_ids=[ids[8]])
+    for i in range(9):
+        bot = Bot(
+            owner_id=owner,
+            name=f"fleet-{i}-{uuid.uuid4().hex[:6]}",
+            game=game,
+            kind="http",
+            endpoint="http://127.0.0.1:9",
+            secret_encrypted=encrypt_secret(get_settings(), generate_secret()),
+            status=BotStatus.ACTIVE if i != 4 else BotStatus.SUSPENDED,
+        )
+        db_session.add(bot)
+        db_session.flush()
+        ordinal = float(10 * i)
+        db_session.add(Rating(bot_id=bot.id, game=game, mu=25.0, sigma=1.0, ordinal=ordinal))
+        ids.append(bot.id)
+    db_session.flush()
+    picked = fleet_opponents(db_session, game, 3, exclude_bot_ids=[ids[8]], rng=random.Random(1))
+    everyone = fleet_opponents(db_session, game, 50, exclude_bot_ids=[ids[8]])
     # Active and not excluded: 0,1,2,3,5,6,7 (by ordinal); strata of 7 in 3: [0,1] [2,3] [5,6,7].
     assert everyone == [ids[i] for i in (0, 1, 2, 3, 5, 6, 7)]
     assert picked[0] in ids[0:2]
