@@ -78,10 +78,10 @@ def test_a_run_trains_in_chunks_stops_and_resumes_from_its_last_checkpoint(
         lambda: len(checkpoint_rows(run_id)) >= KEEP + 2, "two more chunks committed", trainer, timeout=60
     )
 
-    now = detail(client, owner, run_id)
+    points = series(client, owner, run_id)
+    now = detail(client, owner, run_id)  # read after the series: training goes on between the two
     assert now["status"] in ("running", "queued")
     assert now["error"] is None
-    points = series(client, owner, run_id)
     assert [p["iteration"] for p in points] == list(range(1, len(points) + 1)), "one row per iteration"
     assert all(p["global_step"] == p["iteration"] * STEPS_PER_ITERATION for p in points)
     assert {"policy_loss", "entropy", "sps", "win_rate_runner", "learning_rate"} <= set(points[0]["metrics"])
