@@ -45,8 +45,8 @@ FAST_TESTS := not e2e and not browser and not slow and not gpu
 # runs them one after the other in one process. Bytecode is cached under .pytest_cache/pycache even
 # where PYTHONDONTWRITEBYTECODE is set: every worker and every process a test starts would compile
 # the tree again otherwise.
-# `make test` (CI) stays serial by default (FULL_TEST_WORKERS=3 runs it in parallel): three tests of
-# the full suite still fail when run beside others (docs/architecture.md#checks).
+# `make test` (CI) stays serial by default (FULL_TEST_WORKERS=3 runs it in parallel): under load two
+# tests of the full suite still fail when run beside others (docs/architecture.md#checks).
 TEST_WORKERS ?= 3
 FULL_TEST_WORKERS ?= 0
 PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/.pytest_cache/pycache \
