@@ -54,8 +54,8 @@ def play(
             roles = update_runners(view, roles)
             seen = features(view, roles)
             started = time.perf_counter()
-            own_choice = agent.actor(seen[:, :2]).argmax(-1)
-            actions = own_choice
+            likeliest = agent.actor(seen).argmax(-1)
+            own_choice = actions = likeliest[:, :2]
             if lookahead is not None:
                 values = lookahead.action_values(board, roles, opponent)
                 actions = soft_targets(values, temperature, agent.log_probs(seen[:, :2])).argmax(-1)
@@ -65,7 +65,7 @@ def play(
             same += int(((actions == own_choice) & racing).sum())
             pods += int(racing.sum())
             own = policy_commands(view, 0, actions, max_thrust, table)
-            theirs = opponent_commands(agent, table, board, view, seen, opponent)
+            theirs = opponent_commands(table, board, view, likeliest[:, 2:], opponent)
             board.step(*(torch.cat((mine, other), 1) for mine, other in zip(own, theirs, strict=True)))
     wins, losses = int((board.winner == 0).sum()), int((board.winner == 1).sum())
     return wins, losses, same / pods, 1000.0 * seconds / decisions

@@ -49,18 +49,17 @@ def _where(mask: torch.Tensor, chosen: Commands, other: Commands) -> Commands:
 
 
 def opponent_commands(
-    agent: Agent,
     table: ActionTable,
     races: TorchRaces,
     view: RaceView,
-    feats: torch.Tensor,
+    policy_actions: torch.Tensor,
     kind: torch.Tensor,
 ) -> Commands:
     """Player 1's commands in every race by its `OpponentKind` [N]: standing still, the scripted
-    runner or blocker, or else (a policy or the search) `agent`'s most likely actions."""
+    runner or blocker, or else (a policy or the search) `policy_actions` [N, 2], the policy's
+    most likely actions for player 1's pods."""
     max_thrust = float(races.config.max_thrust)
-    student = agent.actor(feats[:, PODS:]).argmax(-1)
-    commands = policy_commands(view, 1, student, max_thrust, table)
+    commands = policy_commands(view, 1, policy_actions, max_thrust, table)
     commands = _where(kind == OpponentKind.IDLE, idle_commands(races, 1), commands)
     commands = _where(kind == OpponentKind.RUNNER, runner(races, 1), commands)
     return _where(kind == OpponentKind.BLOCKER, blocker_commands(races, 1), commands)
@@ -111,11 +110,12 @@ class Lookahead:
         view = RaceView.from_races(copies)
         feats = features(view, roles)
         for turn in range(self.horizon):
-            actions = self.agent.actor(feats[:, :PODS]).argmax(-1)
+            likeliest = self.agent.actor(feats).argmax(-1)  # all four pods in one call
+            actions = likeliest[:, :PODS]
             if turn == 0:
                 actions = actions.scatter(1, first_pod[:, None], first_action[:, None])
             own = policy_commands(view, 0, actions, max_thrust, self.table)
-            theirs = opponent_commands(self.agent, self.table, copies, view, feats, kind)
+            theirs = opponent_commands(self.table, copies, view, likeliest[:, PODS:], kind)
             racing = ~copies.finished
             lead_before = lead(view)
             copies.step(
