@@ -181,6 +181,7 @@ class Trainer:
             SearchOpponents(
                 workers=searching.workers,
                 iterations=searching.iterations,
+                min_iterations=searching.min_iterations,
                 seed=args.seed,
             )
             if searching.races

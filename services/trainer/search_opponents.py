@@ -7,9 +7,10 @@ as a turn's state is known (`request`); their actions are collected only when th
 played (`commands`), so the searches overlap the learner's own forward pass and bookkeeping. A race
 row always goes to the same worker, whose search bot for that row keeps its plan between turns.
 
-Each worker scores a fixed number of plans per decision, so a run is reproducible and the opponent
-is the same on every machine; the price is paid in wall time when the searches take longer than the
-learner's turn (docs/trainer.md, "Search in the mix", measures it).
+Each worker scores a fixed number of plans per decision (with `min_iterations`, a count of its own
+for each race row), so a run is reproducible and the opponent is the same on every machine; the
+price is paid in wall time when the searches take longer than the learner's turn (docs/trainer.md,
+"Search in the mix", measures it).
 
 With a prior (`use_prior`: the trainer's current policy, exported as a hybrid bot) the same workers
 are the search teacher of expert iteration (`imitation.SearchTeacher`), deciding for player 0.
@@ -101,10 +102,13 @@ class SearchOpponents:
     """`workers` search processes (never more than the machine's cores) driving player `player` in
     the races they are asked about."""
 
-    def __init__(self, *, workers: int, iterations: int, seed: int, player: int = 1) -> None:
+    def __init__(
+        self, *, workers: int, iterations: int, seed: int, player: int = 1, min_iterations: int = 0
+    ) -> None:
         workers = min(workers, os.cpu_count() or 1)
         command = [sys.executable, "-m", "services.trainer.search_worker"]
         command += ["--seed", str(seed), "--iterations", str(iterations)]
+        command += ["--min-iterations", str(min_iterations)]
         self.player = player
         self._processes = [
             subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)

@@ -120,9 +120,24 @@ class SearchOpponentConfig(_Config):
     iterations: Annotated[int, Field(ge=1, le=1000)] = 60
     """Plans the search scores per decision (an iteration cap, not a clock: reproducible, and the
     same opponent on every machine); 60 is the evaluation's setting."""
+    min_iterations: Annotated[int, Field(ge=0, le=1000)] = 0
+    """0: every race's search scores `iterations` plans. Otherwise each race row's search opponent
+    scores its own fixed count, drawn log-uniformly from min_iterations to iterations (seeded by the
+    run's seed and the row), so the policy meets searches of several strengths rather than learning
+    one setting's habits; the search teacher keeps `iterations`."""
     workers: Annotated[int, Field(ge=1, le=64)] = 1
     """Worker processes the search's decisions are spread over (one CPU core each; never more
     than the machine's cores)."""
+
+    @model_validator(mode="after")
+    def _spread_is_a_range(self) -> SearchOpponentConfig:
+        if self.min_iterations > self.iterations:
+            raise PydanticCustomError(
+                "search_spread_reversed",
+                "search_opponent.min_iterations ({low}) cannot exceed search_opponent.iterations ({high})",
+                {"low": self.min_iterations, "high": self.iterations},
+            )
+        return self
 
 
 class LookaheadConfig(_Config):

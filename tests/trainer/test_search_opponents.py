@@ -18,7 +18,7 @@ from services.trainer.env import TrainingEnv
 from services.trainer.opponents import OpponentKind
 from services.trainer.ppo import Args, Trainer
 from services.trainer.search_opponents import SearchOpponents, observations
-from services.trainer.search_worker import RaceSearchers, serve
+from services.trainer.search_worker import RaceSearchers, row_iterations, serve
 from shared.games.podracing import bots
 from shared.games.podracing.engine import Race
 from shared.games.podracing.game import PodracingGame
@@ -87,6 +87,35 @@ def test_worker_processes_play_the_requested_races_commands() -> None:
             assert bool(boost[row, k]) == (pod["thrust"] == "BOOST")
             if isinstance(pod["thrust"], int):
                 assert float(thrust[row, k]) == pod["thrust"]
+
+
+def test_a_plan_spread_gives_each_race_row_its_own_search_strength() -> None:
+    counts = [row_iterations(seed=3, row=row, low=20, high=240) for row in range(400)]
+    assert min(counts) >= 20
+    assert max(counts) <= 240
+    below_the_geometric_mean = sum(count < 69 for count in counts)  # sqrt(20 * 240) ~ 69
+    assert 150 < below_the_geometric_mean < 250
+    assert counts == [row_iterations(seed=3, row=row, low=20, high=240) for row in range(400)]
+    assert counts != [row_iterations(seed=4, row=row, low=20, high=240) for row in range(400)]
+    assert {row_iterations(seed=3, row=row, low=0, high=60) for row in range(50)} == {60}
+
+
+def test_a_worker_with_a_spread_answers_as_each_rows_own_search() -> None:
+    _, seen = _real_race_states(seed=2, every=3)
+    requests = [json.dumps([[row, seen[turn][1]] for row in (4, 9)]) for turn in range(6)]
+    answers = io.StringIO()
+    searchers = RaceSearchers(seed=3, iterations=12, min_iterations=2)
+    serve(searchers, io.StringIO("\n".join(requests) + "\n"), answers)
+    replies = [json.loads(line) for line in answers.getvalue().splitlines()]
+    plans = {row: row_iterations(3, row, 2, 12) for row in (4, 9)}
+    by_row = {row: make_search_bot(seed=3 * 1_000_003 + row, max_iterations=plans[row]) for row in (4, 9)}
+    for turn, reply in enumerate(replies):
+        assert reply == [by_row[4](seen[turn][1]), by_row[9](seen[turn][1])]
+
+
+def test_a_reversed_plan_spread_is_refused() -> None:
+    with pytest.raises(pydantic.ValidationError, match="min_iterations"):
+        TrainingConfig.model_validate({"search_opponent": {"iterations": 60, "min_iterations": 120}})
 
 
 def test_search_takes_the_first_races_in_the_imitate_self_play_and_league_stages_only() -> None:
