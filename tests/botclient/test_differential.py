@@ -24,7 +24,7 @@ from shared.botclient import BotEndpointError, HttpBotConnection, PinnedTranspor
 from shared.botclient.http1 import Http1Transport, TcpDialer, UnixDialer
 from shared.botclient.httpx_client import SocketTransport
 from shared.protocol.signing import generate_secret
-from tests.support.hostile_server import CAP, CASES, TIMEOUT_MS, HostileServer, hostile_server
+from tests.support.hostile_server import CAP, CASES, LATE_BYTES, TIMEOUT_MS, HostileServer, hostile_server
 
 SECRET = generate_secret()
 TURNS = 2
@@ -77,7 +77,7 @@ Connect = Callable[[str], HttpBotConnection]
 """A client for one case: given the case name, a connection whose requests reach that case."""
 
 
-async def _play_case(connect: Connect, case: str) -> list[Any]:
+async def _play_case(connect: Connect, case: str, server: HostileServer) -> list[Any]:
     connection = connect(case)
     replies = []
     try:
@@ -91,18 +91,20 @@ async def _play_case(connect: Connect, case: str) -> list[Any]:
                 observation={"t": turn},
             )
             replies.append(reply)
+            if case in LATE_BYTES:
+                await server.written(case, turn + 1)
             await asyncio.sleep(0.03)  # as between turns: the game steps, other bots answer
     finally:
         await connection.aclose()
     return replies
 
 
-async def _play_all(connect: Connect, cases: list[str]) -> dict[str, list[Any]]:
+async def _play_all(connect: Connect, cases: list[str], server: HostileServer) -> dict[str, list[Any]]:
     limit = asyncio.Semaphore(12)  # a busy 2-core machine still answers the good cases in time
 
     async def one(case: str) -> list[Any]:
         async with limit:
-            return await _play_case(connect, case)
+            return await _play_case(connect, case, server)
 
     results = await asyncio.gather(*(one(case) for case in cases))
     return dict(zip(cases, results, strict=True))
@@ -152,7 +154,8 @@ def _run_both(
 
         async def both() -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
             return await asyncio.gather(
-                _play_all(old_connect(old_server), cases), _play_all(new_connect(new_server), cases)
+                _play_all(old_connect(old_server), cases, old_server),
+                _play_all(new_connect(new_server), cases, new_server),
             )
 
         with asyncio.Runner(loop_factory=loop_factory) as runner:

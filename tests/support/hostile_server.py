@@ -14,6 +14,7 @@ import socket
 import ssl
 import struct
 import threading
+import time
 import zlib
 from collections import defaultdict
 from collections.abc import Iterator
@@ -77,6 +78,11 @@ def _gzip(data: bytes) -> bytes:
 
 
 OK = (response(),)
+
+LATE_BYTES = frozenset({"answer_after_a_pause_then_junk"})
+"""Cases whose bytes after a complete answer are meant to reach the client before its next request.
+A client waits for the server to have written them: a fixed pause between turns does not order
+them on a loaded machine."""
 PADDED_TO_CAP = b'{"action": 1' + b" " * (CAP - 13) + b"}"
 LENGTH = b"Content-Length: %d" % len(OK_BODY)
 CASES: dict[str, tuple[Answer, ...]] = {
@@ -197,6 +203,8 @@ class Seen:
 
     connections: int = 0
     requests: list[bytes] = field(default_factory=list)
+    written: int = 0
+    """Answers written to the end of their script."""
 
 
 class HostileServer:
@@ -233,8 +241,18 @@ class HostileServer:
                         return
                 except ConnectionError:  # the client gave up first
                     return
+                self.seen[case].written += 1
         finally:
             writer.close()
+
+    async def written(self, case: str, count: int, timeout: float = 5.0) -> None:
+        """Return once `count` of the case's answers are written in full (from the client's loop;
+        the server's runs in its own thread)."""
+        deadline = time.monotonic() + timeout
+        while self.seen[case].written < count:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{case}: answer {count} not written within {timeout} s")
+            await asyncio.sleep(0.002)
 
     @staticmethod
     async def _play(answer: Answer, writer: asyncio.StreamWriter) -> bool:

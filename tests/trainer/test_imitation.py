@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,14 +17,6 @@ from services.trainer.imitation import BATCHED_TEACHERS, BuiltinTeacher, Teacher
 from services.trainer.measure import measure
 from services.trainer.opponents import OpponentKind
 from services.trainer.ppo import Args, Trainer
-
-
-@pytest.fixture(autouse=True)
-def _one_thread() -> Iterator[None]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_the_nearest_action_by_hand() -> None:

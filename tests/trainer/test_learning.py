@@ -3,7 +3,6 @@ checkpoints behave as the service relies on."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +14,6 @@ from services.trainer.measure import measure
 from services.trainer.ppo import Args, Trainer
 
 TINY = {"num_envs": 64, "num_steps": 32, "num_minibatches": 4, "device": "cpu"}
-
-
-@pytest.fixture(autouse=True)
-def _one_thread() -> Iterator[None]:
-    """One torch thread: on a busy 2-core machine more threads only wait for each other."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.mark.slow

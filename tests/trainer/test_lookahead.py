@@ -5,8 +5,6 @@ states from a teacher that does not move with the student."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import torch
 
@@ -25,14 +23,6 @@ from shared.training.config import LookaheadConfig, NetShapeConfig, RewardWeight
 
 SHAPE = NetShapeConfig()
 WEIGHTS = RewardWeightsConfig()
-
-
-@pytest.fixture(autouse=True)
-def _one_thread() -> Iterator[None]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def _student(seed: int) -> Agent:
