@@ -7,14 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-import redis
 from sqlalchemy import update
 
-from shared.db.models import Bot, Match
+from shared.db.models import Bot
 from shared.db.session import session_scope
 from shared.ports import free_port
-from shared.queue import QUEUE_MATCHES
-from tests.support.match_runner import start_worker
+from shared.states import BotStatus
+from tests.support.match_runner import cancel_earlier_matches, start_worker
 from tests.support.processes import ManagedProcess
 
 
@@ -31,17 +30,13 @@ def worker(database_url: str, redis_url: str) -> Iterator[ManagedProcess]:  # no
 @pytest.fixture
 def ladder_world(database_url: str, redis_url: str) -> Iterator[None]:  # noqa: ARG001 (requested for its side effect)
     """Only this test's bots are active, and the matches queue starts empty."""
-    client = redis.Redis.from_url(redis_url)
-    with session_scope() as session:
-        session.execute(update(Bot).values(status="inactive"))
-        session.execute(
-            update(Match).where(Match.status.in_(["queued", "running"])).values(status="cancelled")
-        )
-    client.delete(QUEUE_MATCHES)
+    _leave_the_ladder()
     yield
-    client.delete(QUEUE_MATCHES)
+    _leave_the_ladder()
+
+
+def _leave_the_ladder() -> None:
+    """Every bot made inactive, earlier matches cancelled, the queue emptied."""
     with session_scope() as session:
-        session.execute(update(Bot).values(status="inactive"))
-        session.execute(
-            update(Match).where(Match.status.in_(["queued", "running"])).values(status="cancelled")
-        )
+        session.execute(update(Bot).values(status=BotStatus.INACTIVE))
+    cancel_earlier_matches()
