@@ -113,6 +113,24 @@ def test_a_worker_with_a_spread_answers_as_each_rows_own_search() -> None:
         assert reply == [by_row[4](seen[turn][1]), by_row[9](seen[turn][1])]
 
 
+def test_worker_processes_given_a_spread_play_each_rows_own_search() -> None:
+    races, seen = _real_race_states(seed=4, every=5)
+    batch = TorchRaces(6, dtype=torch.float32)
+    batch.load_races(races[:6])
+    search = SearchOpponents(workers=1, iterations=12, min_iterations=2, seed=8)
+    try:
+        search.request(batch, torch.tensor([0, 3, 5]))
+        target, _, _, _ = search.commands(batch)
+    finally:
+        search.close()
+    plans = {row: row_iterations(8, row, 2, 12) for row in (0, 3, 5)}
+    assert len(set(plans.values())) > 1, plans
+    for row, count in plans.items():
+        expected = make_search_bot(seed=8 * 1_000_003 + row, max_iterations=count)(seen[row][1])["pods"]
+        got = [(float(target[row, k, 0]), float(target[row, k, 1])) for k in range(2)]
+        assert got == [(pod["x"], pod["y"]) for pod in expected], (row, count)
+
+
 def test_a_reversed_plan_spread_is_refused() -> None:
     with pytest.raises(pydantic.ValidationError, match="min_iterations"):
         TrainingConfig.model_validate({"search_opponent": {"iterations": 60, "min_iterations": 120}})
