@@ -177,6 +177,11 @@ class Trainer:
         searching = args.search_opponent
         if searching.races > args.num_envs:
             raise ValueError(f"search_opponent.races ({searching.races}) exceeds num_envs ({args.num_envs})")
+        if searching.min_iterations > searching.iterations:
+            raise ValueError(
+                f"search_opponent.min_iterations ({searching.min_iterations}) exceeds "
+                f"search_opponent.iterations ({searching.iterations})"
+            )
         self.search = (
             SearchOpponents(
                 workers=searching.workers,

@@ -188,6 +188,15 @@ def test_clear_errors(
         ),
         "--config: lookahead.horizon: Input should be greater than or equal to 1",
     )
+    reversed_spread = '{"search_opponent": {"races": 2, "iterations": 60, "min_iterations": 120}}'
+    assert_one_line_error(
+        run_cli("train", "podracing", "--num-envs", "4", "--config", reversed_spread, cwd=tmp_path),
+        "search_opponent.min_iterations (120) exceeds search_opponent.iterations (60)",
+    )
+    assert_one_line_error(
+        run_cli("train", "podracing", "--resume", shipped, "--config", reversed_spread, cwd=tmp_path),
+        "--config: search_opponent: search_opponent.min_iterations (120) cannot exceed search_opponent.iterations (60)",
+    )
     assert_one_line_error(
         run_cli("eval", "builtin:nobody", "--races", "2", cwd=tmp_path), "unknown built-in bot 'nobody'"
     )
