@@ -195,7 +195,8 @@ def test_clear_errors(
     )
     assert_one_line_error(
         run_cli("train", "podracing", "--resume", shipped, "--config", reversed_spread, cwd=tmp_path),
-        "--config: search_opponent: search_opponent.min_iterations (120) cannot exceed search_opponent.iterations (60)",
+        "--config: search_opponent: search_opponent.min_iterations (120) cannot exceed",
+        "search_opponent.iterations (60)",
     )
     assert_one_line_error(
         run_cli("eval", "builtin:nobody", "--races", "2", cwd=tmp_path), "unknown built-in bot 'nobody'"
