@@ -53,6 +53,10 @@ def refused(answer: Any, status: int, loc: str | None = None) -> dict[str, Any]:
         ({"budget": {}}, "body.budget"),
         ({"config": "fast"}, "body.config"),
         ({"config": {"num_envs": 16_384, "num_steps": 4096}}, "body.config"),
+        (
+            {"config": {"search_opponent": {"iterations": 60, "min_iterations": 120}}},
+            "body.config.search_opponent",
+        ),
     ],
 )
 @pytest.mark.slow
