@@ -54,14 +54,19 @@ def test_observations_read_off_the_torch_engine_are_the_games() -> None:
             assert got[n] == expected, f"turn {races[n].turn}, player {player}"
 
 
-def test_the_worker_answers_what_the_search_bot_answers_in_process() -> None:
+@pytest.mark.parametrize(("low", "high"), [(0, 6), (2, 12)])
+def test_the_worker_answers_what_each_rows_search_bot_answers_in_process(low: int, high: int) -> None:
+    """Without a spread every row scores `high` plans; with one, its own count (`row_iterations`)."""
     _, seen = _real_race_states(seed=2, every=3)
     requests = [json.dumps([[row, seen[turn][1]] for row in (4, 9)]) for turn in range(12)]
     answers = io.StringIO()
-    serve(RaceSearchers(seed=3, iterations=6), io.StringIO("\n".join(requests) + "\n"), answers)
+    searchers = RaceSearchers(seed=3, iterations=high, min_iterations=low)
+    serve(searchers, io.StringIO("\n".join(requests) + "\n"), answers)
     replies = [json.loads(line) for line in answers.getvalue().splitlines()]
     assert len(replies) == len(requests)
-    by_row = {row: make_search_bot(seed=3 * 1_000_003 + row, max_iterations=6) for row in (4, 9)}
+    plans = {row: row_iterations(3, row, low, high) for row in (4, 9)}
+    assert (len(set(plans.values())) > 1) == bool(low), plans
+    by_row = {row: make_search_bot(seed=3 * 1_000_003 + row, max_iterations=plans[row]) for row in (4, 9)}
     for turn, reply in enumerate(replies):
         assert reply == [by_row[4](seen[turn][1]), by_row[9](seen[turn][1])]
 
@@ -98,19 +103,6 @@ def test_a_plan_spread_gives_each_race_row_its_own_search_strength() -> None:
     assert counts == [row_iterations(seed=3, row=row, low=20, high=240) for row in range(400)]
     assert counts != [row_iterations(seed=4, row=row, low=20, high=240) for row in range(400)]
     assert {row_iterations(seed=3, row=row, low=0, high=60) for row in range(50)} == {60}
-
-
-def test_a_worker_with_a_spread_answers_as_each_rows_own_search() -> None:
-    _, seen = _real_race_states(seed=2, every=3)
-    requests = [json.dumps([[row, seen[turn][1]] for row in (4, 9)]) for turn in range(6)]
-    answers = io.StringIO()
-    searchers = RaceSearchers(seed=3, iterations=12, min_iterations=2)
-    serve(searchers, io.StringIO("\n".join(requests) + "\n"), answers)
-    replies = [json.loads(line) for line in answers.getvalue().splitlines()]
-    plans = {row: row_iterations(3, row, 2, 12) for row in (4, 9)}
-    by_row = {row: make_search_bot(seed=3 * 1_000_003 + row, max_iterations=plans[row]) for row in (4, 9)}
-    for turn, reply in enumerate(replies):
-        assert reply == [by_row[4](seen[turn][1]), by_row[9](seen[turn][1])]
 
 
 def test_worker_processes_given_a_spread_play_each_rows_own_search() -> None:
