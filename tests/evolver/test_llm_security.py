@@ -27,6 +27,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy import update
+from sqlalchemy.orm import Session
 
 from services.evolver.commands import worker_command
 from shared.config import LlmEndpoint, ModelPrice, Settings, get_settings
@@ -202,17 +203,21 @@ def small(llm: dict[str, Any]) -> EvolutionConfig:
     )
 
 
+def _new_owner(session: Session) -> User:
+    """A fresh user of its own for a run, read in `session`."""
+    user = session.get(User, make_user("sec"))
+    assert user is not None
+    return user
+
+
 def start(
     settings: Settings, cfg: EvolutionConfig, api_key: str | None = None
 ) -> tuple[uuid.UUID, uuid.UUID]:
-    owner = make_user("sec")
     with session_scope() as session:
-        user = session.get(User, owner)
-        assert user is not None
         run = create_run(
             session,
             settings,
-            user,
+            _new_owner(session),
             name=f"sec-{uuid.uuid4().hex[:6]}",
             game="battle",
             config=cfg,
@@ -224,14 +229,11 @@ def start(
 def start_legacy(settings: Settings, cfg: EvolutionConfig) -> tuple[uuid.UUID, uuid.UUID]:
     """A run as stored before runs had to bring their key (none stored), its chunk sent only once
     the row says so: the worker, idle and waiting, must never see the run with its key."""
-    owner = make_user("sec")
     with session_scope() as session:
-        user = session.get(User, owner)
-        assert user is not None
         run, job = new_run(
             session,
             settings,
-            user,
+            _new_owner(session),
             name=f"sec-{uuid.uuid4().hex[:6]}",
             game="battle",
             config=cfg,
